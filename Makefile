@@ -1,0 +1,34 @@
+# ranklens developer commands. `make demo` and `make test` work on a fresh machine (they create .venv).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+RANKLENS := $(VENV)/bin/ranklens
+
+.PHONY: demo test venv venv-test lint bench clean
+
+$(VENV)/.base: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.base
+venv-test: $(VENV)/.test
+
+demo: venv
+	@echo "== the textbook 5-movie example: nDCG@5 of labels 3,0,3,2,0 =="
+	$(RANKLENS) eval examples/movies.qrels examples/movies.run -m nDCG@5 DCG@5 --per-query
+	@echo "== two systems on a small TREC-style collection =="
+	$(RANKLENS) eval examples/toy.qrels examples/toy_bm25.run examples/toy_dense.run -m nDCG@10 AP P@5 RR R@100
+	@echo "== how nDCG@5 is computed for query 3 of the dense system =="
+	$(RANKLENS) explain examples/toy.qrels examples/toy_dense.run --query q3 -m nDCG@5
+
+test: venv-test
+	$(PY) -m pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,32 @@
+"""ranklens: exact, fast ranking evaluation centred on NDCG.
+
+>>> import ranklens
+>>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}
+>>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
+>>> round(ranklens.evaluate(qrels, run, "nDCG@5")["nDCG@5"], 3)
+0.91
+"""
+
+from ranklens.data import Qrels, Run
+from ranklens.engine import Evaluator, RankedLists, evaluate
+from ranklens.errors import FormatError, InputError, MeasureError, RanklensError
+from ranklens.measures import Measure, parse
+from ranklens.results import Results
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Evaluator",
+    "FormatError",
+    "InputError",
+    "Measure",
+    "MeasureError",
+    "Qrels",
+    "RankedLists",
+    "RanklensError",
+    "Results",
+    "Run",
+    "__version__",
+    "evaluate",
+    "parse",
+]

@@ -1,0 +1,167 @@
+"""A retrieval run (ranked results per query) as a columnar container with interned ids."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ranklens.data._intern import intern_sorted, to_string_array
+from ranklens.errors import DuplicateError, FormatError
+
+__all__ = ["Run"]
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Scored documents per query, in input order (the order matters only for ``ties=input``).
+
+    Attributes:
+        query_ids: vocabulary of query ids, sorted bytewise.
+        doc_ids: vocabulary of document ids, sorted bytewise, so comparing codes compares ids
+            the way trec_eval's ``strcmp`` tie-break does.
+        query: int32 query code per row.
+        doc: int32 document code per row.
+        score: float64 score per row (higher is better).
+        name: the run tag (TREC column 6) or a name given by the caller.
+        source: where the run came from, for messages.
+
+    >>> r = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}}, name="bm25")
+    >>> len(r), r.name
+    (2, 'bm25')
+    """
+
+    query_ids: pa.Array
+    doc_ids: pa.Array
+    query: np.ndarray
+    doc: np.ndarray
+    score: np.ndarray
+    name: str = "run"
+    source: str = "<run>"
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.query_ids)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: object,
+        doc_ids: object,
+        scores: object,
+        *,
+        name: str = "run",
+        source: str = "<run>",
+        line_numbers: np.ndarray | None = None,
+    ) -> Run:
+        """Build from three parallel columns. Rejects NaN scores and documents repeated within a query."""
+        qarr = to_string_array(query_ids)
+        darr = to_string_array(doc_ids)
+        sc = _float_scores(scores, source, line_numbers)
+        if not (len(qarr) == len(darr) == len(sc)):
+            raise FormatError(source, "query, document and score columns differ in length")
+        if qarr.null_count or darr.null_count:
+            nulls = np.asarray(qarr.is_null().to_numpy(zero_copy_only=False)) | np.asarray(
+                darr.is_null().to_numpy(zero_copy_only=False)
+            )
+            raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
+        qcodes, qvocab = intern_sorted(qarr)
+        dcodes, dvocab = intern_sorted(darr)
+        _check_duplicates(qcodes, dcodes, qarr, darr, source, line_numbers, len(dvocab))
+        return cls(qvocab, dvocab, qcodes, dcodes, sc, name, source)
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<dict>"
+    ) -> Run:
+        """Build from pytrec_eval's form ``{query_id: {doc_id: score}}``."""
+        qs: list[str] = []
+        ds: list[str] = []
+        ss: list[object] = []
+        for qid, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise FormatError(
+                    source, f"query '{qid}': expected a mapping of doc id to score, got {type(docs).__name__}"
+                )
+            for did, s in docs.items():
+                qs.append(str(qid))
+                ds.append(str(did))
+                ss.append(s)
+        return cls.from_arrays(qs, ds, ss, name=name, source=source)
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """Return pytrec_eval's form ``{query_id: {doc_id: score}}``."""
+        qv = self.query_ids.to_pylist()
+        dv = self.doc_ids.to_pylist()
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in zip(self.query.tolist(), self.doc.tolist(), self.score.tolist()):
+            out.setdefault(qv[q], {})[dv[d]] = s
+        return out
+
+    def to_arrow(self) -> pa.Table:
+        """Return a table with columns ``query_id, doc_id, score`` in input order."""
+        return pa.table(
+            {
+                "query_id": self.query_ids.take(pa.array(self.query)),
+                "doc_id": self.doc_ids.take(pa.array(self.doc)),
+                "score": pa.array(self.score),
+            }
+        )
+
+
+def _line(line_numbers: np.ndarray | None, row: int) -> int:
+    return int(line_numbers[row]) if line_numbers is not None else row + 1
+
+
+def _float_scores(scores: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
+    if isinstance(scores, (pa.Array, pa.ChunkedArray)):
+        scores = scores.to_numpy(zero_copy_only=False)
+    arr = np.asarray(scores)
+    if arr.dtype.kind not in "fiu":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            for i, v in enumerate(arr.tolist()):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise FormatError(source, f"score must be a number, got {v!r}", _line(line_numbers, i)) from None
+            raise
+    arr = arr.astype(np.float64, copy=False)
+    bad = np.flatnonzero(np.isnan(arr))
+    if bad.size:
+        raise FormatError(
+            source, f"score is NaN ({bad.size} row(s) in all); give every document a number",
+            _line(line_numbers, int(bad[0])),
+        )
+    return arr
+
+
+def _check_duplicates(
+    qcodes: np.ndarray,
+    dcodes: np.ndarray,
+    qarr: pa.Array,
+    darr: pa.Array,
+    source: str,
+    line_numbers: np.ndarray | None,
+    ndocs: int,
+) -> None:
+    if qcodes.size < 2:
+        return
+    key = qcodes.astype(np.int64) * max(ndocs, 1) + dcodes
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    dup = np.flatnonzero(sk[1:] == sk[:-1])
+    if dup.size:
+        first, second = int(order[dup[0]]), int(order[dup[0] + 1])
+        msg = (
+            f"document '{darr[second].as_py()}' appears twice for query '{qarr[second].as_py()}' "
+            f"(first at line {_line(line_numbers, first)}); {dup.size} duplicate row(s) in all. "
+            "A ranking lists each document once: remove the duplicates"
+        )
+        raise DuplicateError(source, msg, _line(line_numbers, second))

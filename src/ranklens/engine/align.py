@@ -1,0 +1,197 @@
+"""Align a run with the qrels: ONE join and ONE sort, producing :class:`RankedLists`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+
+from ranklens.data._intern import lookup
+from ranklens.data.qrels import Qrels
+from ranklens.data.run import Run
+from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from ranklens.errors import InputError, QuerySetError
+
+__all__ = ["AlignReport", "align"]
+
+QuerySet = Literal["intersect", "qrels", "error"]
+Negative = Literal["trec", "zero", "error"]
+Order = Literal["score", "input"]
+
+
+@dataclass(frozen=True)
+class AlignReport:
+    """What the alignment left out, so that nothing is dropped silently."""
+
+    run_only_queries: int
+    """queries in the run but not in the qrels (ignored, as trec_eval does)"""
+    run_only_rows: int
+    qrels_only_queries: int
+    """queries in the qrels with no retrieved document"""
+    qrels_only_scored_zero: bool
+    """True when those queries were kept with an empty ranking (policy ``qrels``, trec_eval ``-c``)"""
+    truncated_rows: int
+    """rows beyond ``max_docs`` per query"""
+    removed_unjudged_rows: int
+    """rows removed by ``judged_only``"""
+
+    def messages(self) -> list[str]:
+        """Human-readable notes for every row or query left out."""
+        out = []
+        if self.run_only_queries:
+            out.append(
+                f"{self.run_only_queries} run quer{'y' if self.run_only_queries == 1 else 'ies'} "
+                f"({self.run_only_rows} rows) not in the qrels: ignored"
+            )
+        if self.qrels_only_queries:
+            what = "scored 0 (query set 'qrels')" if self.qrels_only_scored_zero else (
+                "skipped; use --missing zero (trec_eval -c) to count them as 0"
+            )
+            out.append(
+                f"{self.qrels_only_queries} qrels quer{'y' if self.qrels_only_queries == 1 else 'ies'} "
+                f"with no retrieved document: {what}"
+            )
+        if self.truncated_rows:
+            out.append(f"{self.truncated_rows} rows beyond the per-query depth limit: not evaluated")
+        if self.removed_unjudged_rows:
+            out.append(f"{self.removed_unjudged_rows} unjudged rows removed (judged-only)")
+        return out
+
+
+def align(
+    qrels: Qrels,
+    run: Run,
+    *,
+    order: Order = "score",
+    query_set: QuerySet = "intersect",
+    negative: Negative = "trec",
+    judged_only: bool = False,
+    max_docs: int | None = None,
+) -> tuple[RankedLists, AlignReport]:
+    """Join ``run`` to ``qrels`` and sort it into ranked lists.
+
+    Args:
+        order: ``"score"`` sorts by score descending, ties by document id descending (trec_eval's
+            ``strcmp`` order; the tie-averaging kernels use the same order); ``"input"`` keeps the
+            run's row order within each query.
+        query_set: ``"intersect"`` evaluates queries in both (default); ``"qrels"`` also evaluates qrels
+            queries missing from the run, with an empty ranking (trec_eval ``-c``); ``"error"`` raises
+            when any qrels query is missing from the run.
+        negative: ``"trec"`` treats negative labels as "pooled but unjudged" (gain 0, not in the ideal);
+            ``"zero"`` maps them to a judged 0; ``"error"`` raises.
+        judged_only: drop retrieved documents without a non-negative judgement (trec_eval ``-J``).
+        max_docs: evaluate only the first ``max_docs`` documents per query after sorting (``-M``).
+    """
+    if max_docs is not None and max_docs < 1:
+        raise InputError(f"max_docs must be a positive integer, got {max_docs}")
+    qlabel = qrels.label
+    if negative == "error" and qlabel.size and qlabel.min() < 0:
+        i = int(np.argmin(qlabel))
+        raise InputError(
+            f"{qrels.source}: negative relevance label {int(qlabel[i])} "
+            f"(query '{qrels.query_ids[int(qrels.query[i])].as_py()}'); choose a negative-label policy "
+            "(trec, zero)"
+        )
+    if negative == "zero":
+        qlabel = np.maximum(qlabel, 0)
+
+    nq_qrels = qrels.num_queries
+    # map the run's (small) vocabularies onto the qrels' ones, then take per row
+    qmap = lookup(run.query_ids, qrels.query_ids)
+    rq = qmap[run.query] if run.query.size else np.empty(0, np.int32)
+    keep = rq >= 0
+    run_only_rows = int(keep.size - np.count_nonzero(keep))
+    run_only_queries = int(np.count_nonzero(qmap < 0))
+
+    dmap = lookup(run.doc_ids, qrels.doc_ids)
+    rows = np.flatnonzero(keep) if run_only_rows else np.arange(keep.size)
+    rq = rq[rows]
+    rdoc = run.doc[rows]
+    qd = dmap[rdoc] if rdoc.size else np.empty(0, np.int32)
+    # label lookup: qrels rows are sorted by (query, doc code) → one searchsorted on an int64 key
+    ndocs = max(len(qrels.doc_ids), 1)
+    qkey = qrels.query.astype(np.int64) * ndocs + qrels.doc
+    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
+    judged = qd >= 0
+    if qkey.size and judged.any():
+        rkey = rq[judged].astype(np.int64) * ndocs + qd[judged]
+        pos = np.searchsorted(qkey, rkey)
+        pos = np.minimum(pos, qkey.size - 1)
+        found = qkey[pos] == rkey
+        lab = np.where(found, qlabel[pos], NONPOOL)
+        # a negative qrels label means "pooled but unjudged" (trec_eval RELVALUE_UNJUDGED)
+        labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(np.int32)
+    scores = run.score[rows]
+
+    # ONE sort: query, then score desc, then doc id desc (codes are bytewise-sorted ids)
+    if order == "score":
+        perm = np.lexsort((-rdoc.astype(np.int64), -scores, rq))
+    else:
+        perm = np.argsort(rq, kind="stable")
+    rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rdoc[perm]
+
+    removed = 0
+    if judged_only:
+        ok = labels >= 0
+        removed = int(ok.size - np.count_nonzero(ok))
+        rq, labels, scores, rdoc = rq[ok], labels[ok], scores[ok], rdoc[ok]
+
+    counts = np.bincount(rq, minlength=nq_qrels)
+    truncated = 0
+    if max_docs is not None and rq.size:
+        starts = np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        within = np.arange(rq.size) - starts < max_docs
+        truncated = int(within.size - np.count_nonzero(within))
+        if truncated:
+            rq, labels, scores, rdoc = rq[within], labels[within], scores[within], rdoc[within]
+            counts = np.bincount(rq, minlength=nq_qrels)
+
+    present = np.zeros(nq_qrels, dtype=bool)
+    present[np.unique(qmap[qmap >= 0])] = True
+    qrels_only = int(nq_qrels - np.count_nonzero(present))
+    if query_set == "error" and qrels_only:
+        missing = qrels.query_ids.filter(pa.array(~present)).to_pylist()
+        raise QuerySetError(
+            f"{qrels_only} qrels quer{'y' if qrels_only == 1 else 'ies'} not in the run {run.source} "
+            f"(e.g. {missing[:3]}); use query set 'intersect' or 'qrels'"
+        )
+    evaluated = np.ones(nq_qrels, dtype=bool) if query_set == "qrels" else present
+    # drop rows of non-evaluated queries (none: every row's query is present) and re-index queries
+    qindex = np.cumsum(evaluated) - 1
+    sel_counts = counts[evaluated]
+    offsets = np.concatenate(([0], np.cumsum(sel_counts))).astype(np.int64)
+
+    # ideal: all judged labels per evaluated query, sorted descending
+    qoff = qrels.offsets
+    ideal_rows_mask = evaluated[qrels.query]
+    iq = qindex[qrels.query[ideal_rows_mask]]
+    il = qlabel[ideal_rows_mask]
+    idoc = qrels.doc[ideal_rows_mask]
+    iperm = np.lexsort((-il.astype(np.int64), iq))
+    ideal_counts = np.diff(qoff)[evaluated]
+    ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
+
+    lists = RankedLists(
+        query_ids=qrels.query_ids.filter(pa.array(evaluated)),
+        offsets=offsets,
+        labels=labels,
+        scores=scores,
+        docs=rdoc,
+        doc_ids=run.doc_ids,
+        ideal_offsets=ideal_offsets,
+        ideal_labels=il[iperm].astype(np.int32),
+        ideal_docs=idoc[iperm],
+        qrels_doc_ids=qrels.doc_ids,
+        run_name=run.name,
+    )
+    report = AlignReport(
+        run_only_queries=run_only_queries,
+        run_only_rows=run_only_rows,
+        qrels_only_queries=qrels_only,
+        qrels_only_scored_zero=query_set == "qrels",
+        truncated_rows=truncated,
+        removed_unjudged_rows=removed,
+    )
+    return lists, report

@@ -1,0 +1,166 @@
+"""The Evaluator: measures and qrels prepared once, applied to any number of runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.run import Run
+from ranklens.engine.align import Negative, QuerySet, align
+from ranklens.engine.kernels import kernel_for
+from ranklens.engine.ranked import RankedLists
+from ranklens.errors import InputError
+from ranklens.measures.base import Measure
+from ranklens.measures.parse import parse_many
+from ranklens.results import Results, aggregate, stack_columns
+
+__all__ = ["Evaluator", "evaluate"]
+
+_QUERY_SETS = ("intersect", "qrels", "error")
+_NEGATIVES = ("trec", "zero", "error")
+_MISSING_ALIASES = {"skip": "intersect", "zero": "qrels"}
+
+
+class Evaluator:
+    """Evaluate runs against one set of qrels.
+
+    Args:
+        measures: measure names (``"nDCG@10"``, ``"ndcg_cut.10"``) or :class:`Measure` values.
+        qrels: a :class:`Qrels`, a path, a DataFrame/Arrow table or a ``{qid: {doc: label}}`` dict.
+        missing: queries of the qrels absent from the run: ``"skip"`` (default; evaluate the
+            intersection), ``"zero"`` (they score 0 and count in the mean: trec_eval ``-c``) or ``"error"``.
+        negative: negative qrels labels: ``"trec"`` (pooled but unjudged: gain 0, not in the ideal;
+            default), ``"zero"`` (a judged 0) or ``"error"``.
+        judged_only: drop unjudged retrieved documents before computing (trec_eval ``-J``).
+        max_docs: only the first ``max_docs`` documents per query count (trec_eval ``-M``).
+        rel_level: default relevance threshold ``rel`` of binary measures (trec_eval ``-l``).
+
+    >>> ev = Evaluator(["nDCG@5", "P@1"], {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}})
+    >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
+    >>> round(ev(run)["nDCG@5"], 6)
+    0.909816
+    """
+
+    def __init__(
+        self,
+        measures: Iterable[Measure | str] | str,
+        qrels: Any,
+        *,
+        missing: str = "skip",
+        negative: str = "trec",
+        judged_only: bool = False,
+        max_docs: int | None = None,
+        rel_level: int | None = None,
+    ) -> None:
+        self.measures: tuple[Measure, ...] = tuple(parse_many(measures, rel_level=rel_level))
+        if not self.measures:
+            raise InputError("no measure given; e.g. nDCG@10")
+        query_set = _MISSING_ALIASES.get(missing, missing)
+        if query_set not in _QUERY_SETS:
+            raise InputError(f"missing-query policy must be skip, zero or error; got {missing!r}")
+        if negative not in _NEGATIVES:
+            raise InputError(f"negative-label policy must be trec, zero or error; got {negative!r}")
+        self.qrels: Qrels = _as_qrels(qrels)
+        self.query_set: QuerySet = query_set  # type: ignore[assignment]
+        self.negative: Negative = negative  # type: ignore[assignment]
+        self.judged_only = judged_only
+        self.max_docs = max_docs
+
+    def align(self, run: Any, *, order: str = "score") -> tuple[RankedLists, list[str]]:
+        """The :class:`RankedLists` of ``run`` (for explanations and custom kernels) and the notes."""
+        lists, report = align(
+            self.qrels,
+            _as_run(run),
+            order=order,  # type: ignore[arg-type]
+            query_set=self.query_set,
+            negative=self.negative,
+            judged_only=self.judged_only,
+            max_docs=self.max_docs,
+        )
+        return lists, report.messages()
+
+    def __call__(self, run: Any, *, name: str | None = None) -> Results:
+        """Evaluate one run (a :class:`Run`, a path, a frame or a ``{qid: {doc: score}}`` dict)."""
+        r = _as_run(run, name=name)
+        by_order: dict[str, list[int]] = {}
+        for j, m in enumerate(self.measures):
+            order = "input" if _ties(m) == "input" else "score"
+            by_order.setdefault(order, []).append(j)
+        columns: list[np.ndarray | None] = [None] * len(self.measures)
+        notes: list[str] = []
+        query_ids: tuple[str, ...] = ()
+        for order, idx in by_order.items():
+            lists, msgs = self.align(r, order=order)
+            for msg in msgs:
+                if msg not in notes:
+                    notes.append(msg)
+            query_ids = tuple(lists.query_ids.to_pylist())
+            for j in idx:
+                columns[j] = kernel_for(self.measures[j])(lists, self.measures[j])
+        values = stack_columns([c for c in columns if c is not None], len(query_ids))
+        aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
+        options = {
+            "missing": {"intersect": "skip", "qrels": "zero"}.get(self.query_set, self.query_set),
+            "negative": self.negative,
+            "judged_only": self.judged_only,
+            "max_docs": self.max_docs,
+        }
+        return Results(r.name, self.measures, query_ids, values, aggs, tuple(notes), options)
+
+    def evaluate(self, run: Any, *, name: str | None = None) -> Results:
+        """Same as calling the evaluator."""
+        return self(run, name=name)
+
+    def evaluate_many(self, runs: Sequence[Any]) -> list[Results]:
+        """Evaluate several runs against the same prepared qrels."""
+        return [self(r) for r in runs]
+
+
+def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **options: Any) -> Results:
+    """Evaluate ``run`` against ``qrels``: a thin wrapper over :class:`Evaluator`.
+
+    >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}
+    >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
+    >>> res = evaluate(qrels, run, ["nDCG@5", "nDCG(gain=exp)@5", "AP"])
+    >>> [round(v, 6) for v in res.aggregates]
+    [0.909816, 0.912943, 0.805556]
+
+    Ties matter: three documents share a score and only ``dA`` is relevant. trec_eval breaks the tie by
+    document id descending (``dC, dB, dA``); ``ties=average`` takes the expectation over the orderings.
+
+    >>> tied = {"q2": {"dA": 1.0, "dB": 1.0, "dC": 1.0}}
+    >>> res = evaluate({"q2": {"dA": 1, "dB": 0, "dC": 0}}, tied, ["RR", "RR(ties=average)"])
+    >>> [round(v, 6) for v in res.aggregates]
+    [0.333333, 0.611111]
+    """
+    return Evaluator(measures, qrels, **options)(run)
+
+
+def _ties(m: Measure) -> str:
+    try:
+        return str(m.get("ties"))
+    except Exception:
+        return "trec"
+
+
+def _as_qrels(source: Any) -> Qrels:
+    if isinstance(source, Qrels):
+        return source
+    if isinstance(source, dict):
+        return Qrels.from_dict(source)
+    from ranklens.data.io import read_qrels
+
+    return read_qrels(source)
+
+
+def _as_run(source: Any, name: str | None = None) -> Run:
+    if isinstance(source, Run):
+        return source
+    if isinstance(source, dict):
+        return Run.from_dict(source, name=name or "run")
+    from ranklens.data.io import read_run
+
+    return read_run(source, name=name)

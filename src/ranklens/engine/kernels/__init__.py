@@ -1,0 +1,53 @@
+"""Vectorised kernels over :class:`~ranklens.engine.ranked.RankedLists`, one per measure family.
+
+A kernel takes the ranked lists and a :class:`~ranklens.measures.Measure` and returns one float64 value
+per evaluated query. No Python loop runs per query or per document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ranklens.engine.kernels import binary, cascade, dcg, incomplete
+from ranklens.engine.ranked import RankedLists
+from ranklens.errors import MeasureError
+from ranklens.measures.base import Measure
+
+Kernel = Callable[[RankedLists, Measure], np.ndarray]
+
+KERNELS: dict[str, Kernel] = {
+    "nDCG": dcg.ndcg,
+    "DCG": dcg.dcg,
+    "IDCG": dcg.idcg,
+    "P": binary.precision,
+    "R": binary.recall,
+    "RR": binary.reciprocal_rank,
+    "AP": binary.average_precision,
+    "Rprec": binary.r_precision,
+    "Success": binary.success,
+    "Judged": binary.judged,
+    "NumQ": binary.num_q,
+    "NumRet": binary.num_ret,
+    "NumRel": binary.num_rel,
+    "NumRelRet": binary.num_rel_ret,
+    "Bpref": incomplete.bpref,
+    "infAP": incomplete.inf_ap,
+    "ERR": cascade.err,
+    "RBP": cascade.rbp,
+    "RBPResidual": cascade.rbp_residual,
+}
+
+
+def register_kernel(family: str, kernel: Kernel) -> None:
+    """Register the kernel computing measure family ``family``."""
+    KERNELS[family] = kernel
+
+
+def kernel_for(m: Measure) -> Kernel:
+    """The kernel of ``m``'s family."""
+    try:
+        return KERNELS[m.name]
+    except KeyError:
+        raise MeasureError(f"no kernel computes measure '{m}'") from None

@@ -1,0 +1,77 @@
+"""Primitives shared by the kernels: gains, discounts, tie groups, per-query sorting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ranklens.engine.ranked import RankedLists
+from ranklens.measures.base import Measure
+
+
+def gains(labels: np.ndarray, gain: object) -> np.ndarray:
+    """Gain of every label; negative labels (unjudged, not in pool) get 0.
+
+    ``gain`` is ``"linear"`` (g = label), ``"exp"`` (2^label − 1) or a tuple of ``(label, gain)`` pairs
+    (labels not listed keep g = label, as trec_eval's ``ndcg.level=gain`` parameters).
+    """
+    lab = labels.astype(np.float64)
+    judged = labels >= 0
+    if gain == "linear":
+        out = lab
+    elif gain == "exp":
+        out = np.exp2(lab) - 1.0
+    else:
+        out = lab.copy()
+        for level, g in gain:  # type: ignore[attr-defined]
+            out[labels == level] = g
+    return np.where(judged, out, 0.0)
+
+
+def discounts(rank0: np.ndarray, m: Measure) -> np.ndarray:
+    """Discount of each 0-based rank: 1/log2(i+1), or Järvelin–Kekäläinen with base b."""
+    i = rank0.astype(np.float64) + 1.0
+    if m.get("discount") == "jk":
+        b = float(m.get("base"))
+        return np.where(i < b, 1.0, np.log(b) / np.log(np.maximum(i, b)))
+    return 1.0 / np.log2(i + 1.0)
+
+
+def within(lists: RankedLists, k: int | None) -> np.ndarray:
+    """Mask of retrieved rows within the cutoff (all rows when ``k`` is None)."""
+    if k is None:
+        return np.ones(lists.labels.shape[0], dtype=bool)
+    return lists.rank0 < k
+
+
+def relevant(labels: np.ndarray, rel: int) -> np.ndarray:
+    """Binary relevance at threshold ``rel``: judged (label ≥ 0) and label ≥ rel."""
+    return (labels >= rel) & (labels >= 0)
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sum restarting at every segment start."""
+    if values.size == 0:
+        return values.astype(np.float64)
+    c = np.cumsum(values, dtype=np.float64)
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    before = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0.0)
+    return c - np.repeat(before, lengths)
+
+
+def tie_groups(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
+    """Group id of every retrieved row (equal scores within a query) and the group start offsets."""
+    n = lists.scores.shape[0]
+    if n == 0:
+        return np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = lists.scores[1:] != lists.scores[:-1]
+    new[lists.offsets[:-1][np.diff(lists.offsets) > 0]] = True
+    gid = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    return gid, np.concatenate((starts, [n])).astype(np.int64)
+
+
+def sort_desc_per_query(values: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Permutation sorting ``values`` descending within each query (queries stay in order)."""
+    return np.lexsort((-values, query))

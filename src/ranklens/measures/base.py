@@ -1,0 +1,213 @@
+"""Measure values: frozen, hashable, printable in the measure language, and parseable back.
+
+A :class:`Family` declares a measure's parameters (types, choices, defaults, docs); a :class:`Measure`
+is one family with concrete parameter values and an optional cutoff. Families know nothing of how they
+are computed: kernels live in :mod:`ranklens.engine.kernels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ranklens.errors import MeasureError
+
+__all__ = ["Family", "Measure", "Param"]
+
+GainMap = tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a measure family.
+
+    ``kind`` is ``"int"``, ``"float"``, ``"choice"``, ``"bool"`` or ``"gain"`` (``linear``, ``exp`` or a
+    ``{level: gain}`` map).
+    """
+
+    name: str
+    kind: Literal["int", "float", "choice", "bool", "gain"]
+    default: Any
+    doc: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+
+    def coerce(self, value: Any, measure: str) -> Any:
+        """Validate ``value`` (a Python value or the text of the measure language) for this parameter."""
+        where = f"{measure}: parameter '{self.name}'"
+        if self.kind == "choice":
+            text = str(value).lower()
+            if text not in self.choices:
+                raise MeasureError(f"{where} must be one of {', '.join(self.choices)}; got {value!r}")
+            return text
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).lower()
+            if text in ("true", "1", "yes"):
+                return True
+            if text in ("false", "0", "no"):
+                return False
+            raise MeasureError(f"{where} must be true or false; got {value!r}")
+        if self.kind == "gain":
+            return _coerce_gain(value, where)
+        try:
+            if self.kind == "int":
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError
+                out: float = int(str(value)) if not isinstance(value, (int, float)) else int(value)
+            else:
+                out = float(value)
+        except (TypeError, ValueError):
+            raise MeasureError(f"{where} must be {'an integer' if self.kind == 'int' else 'a number'}; got {value!r}") from None
+        if self.minimum is not None and out < self.minimum:
+            raise MeasureError(f"{where} must be ≥ {self.minimum:g}; got {value!r}")
+        return out
+
+    def format(self, value: Any) -> str:
+        if self.kind == "gain" and isinstance(value, tuple):
+            return "{" + ",".join(f"{lvl}:{_num(g)}" for lvl, g in value) + "}"
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "float":
+            return _num(value)
+        return str(value)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _coerce_gain(value: Any, where: str) -> str | GainMap:
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, tuple) and all(isinstance(t, tuple) and len(t) == 2 for t in value):
+        items = value
+    else:
+        text = str(value).strip().lower()
+        if text in ("linear", "exp"):
+            return text
+        if text.startswith("{") and text.endswith("}"):
+            pairs = [p for p in text[1:-1].split(",") if p.strip()]
+            try:
+                items = [tuple(p.split(":")) for p in pairs]
+                items = [(int(a), float(b)) for a, b in items]
+            except ValueError:
+                raise MeasureError(f"{where}: a gain map looks like {{0:0,1:1,2:3}}; got {value!r}") from None
+        else:
+            raise MeasureError(f"{where} must be linear, exp or a map like {{1:1,2:3}}; got {value!r}")
+    try:
+        out = tuple(sorted((int(k), float(v)) for k, v in items))
+    except (TypeError, ValueError):
+        raise MeasureError(f"{where}: gain map keys are integer labels and values numbers; got {value!r}") from None
+    return out
+
+
+@dataclass(frozen=True)
+class Family:
+    """The definition of one measure: its name, parameters, cutoff rule, aggregation and docs."""
+
+    name: str
+    doc: str
+    params: tuple[Param, ...] = ()
+    cutoff: Literal["none", "optional", "required"] = "optional"
+    aggregate: Literal["mean", "sum", "gmean", "first"] = "mean"
+    aliases: tuple[str, ...] = ()
+    reference: str = ""
+    example: str = ""
+    check: Callable[[Measure], None] | None = field(default=None, compare=False)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = [p.name for p in self.params]
+        from ranklens.errors import did_you_mean
+
+        hint = did_you_mean(name, known)
+        raise MeasureError(
+            f"{self.name} has no parameter '{name}'"
+            + (hint if hint else f"; its parameters are: {', '.join(known) or 'none'}")
+        )
+
+    def __call__(self, **params: Any) -> Measure:
+        return Measure.build(self, params, None)
+
+    def __matmul__(self, cutoff: int) -> Measure:
+        return Measure.build(self, {}, cutoff)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure with concrete parameters: hashable, ``str()`` is its canonical name.
+
+    >>> from ranklens.measures import nDCG, parse
+    >>> m = nDCG(gain="exp", ideal="local") @ 10
+    >>> str(m)
+    'nDCG(gain=exp,ideal=local)@10'
+    >>> parse(str(m)) == m
+    True
+    """
+
+    family: Family = field(compare=False, hash=False)
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    cutoff: int | None = None
+
+    @staticmethod
+    def build(family: Family, params: Mapping[str, Any], cutoff: int | None) -> Measure:
+        values: dict[str, Any] = {}
+        for key, raw in params.items():
+            spec = family.param(key)
+            values[key] = spec.coerce(raw, family.name)
+        if cutoff is not None:
+            if family.cutoff == "none":
+                raise MeasureError(f"{family.name} takes no cutoff; drop '@{cutoff}'")
+            if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
+                raise MeasureError(f"{family.name}: the cutoff must be a positive integer; got {cutoff!r}")
+        elif family.cutoff == "required":
+            raise MeasureError(f"{family.name} needs a cutoff, e.g. '{family.name}@10'")
+        ordered = tuple(
+            (p.name, values[p.name]) for p in family.params if p.name in values and values[p.name] != p.default
+        )
+        m = Measure(family, family.name, ordered, cutoff)
+        if family.check is not None:
+            family.check(m)
+        return m
+
+    def __call__(self, **params: Any) -> Measure:
+        merged = dict(self.params)
+        merged.update(params)
+        return Measure.build(self.family, merged, self.cutoff)
+
+    def __matmul__(self, cutoff: int) -> Measure:
+        return Measure.build(self.family, dict(self.params), cutoff)
+
+    def get(self, name: str) -> Any:
+        """The value of parameter ``name`` (its default when not set)."""
+        for key, value in self.params:
+            if key == name:
+                return value
+        return self.family.param(name).default
+
+    def with_defaults(self, **defaults: Any) -> Measure:
+        """A copy where the given parameters are set unless this measure sets them already."""
+        names = {p.name for p in self.family.params}
+        merged = {k: v for k, v in defaults.items() if k in names}
+        merged.update(dict(self.params))
+        return Measure.build(self.family, merged, self.cutoff)
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.params:
+            text += "(" + ",".join(f"{k}={self.family.param(k).format(v)}" for k, v in self.params) + ")"
+        if self.cutoff is not None:
+            text += f"@{self.cutoff}"
+        return text
+
+    def __repr__(self) -> str:
+        return str(self)

@@ -1,0 +1,200 @@
+"""The built-in measure families. Defaults reproduce trec_eval v10 (``../shared/spec/METRICS.md``)."""
+
+from __future__ import annotations
+
+from ranklens.errors import MeasureError
+from ranklens.measures.base import Family, Measure, Param
+
+REL = Param("rel", "int", 1, "relevance threshold: a document is relevant when its label is ≥ rel")
+TIES = Param(
+    "ties",
+    "choice",
+    "trec",
+    "tie policy: trec = score desc then doc id desc (strcmp); average = expectation over the orderings "
+    "of tied documents (McSherry & Najork 2008, as scikit-learn); input = the run's row order",
+    choices=("trec", "average", "input"),
+)
+GAIN = Param(
+    "gain",
+    "gain",
+    "linear",
+    "gain of a label: linear (g = label), exp (g = 2^label − 1), or a map {label: gain} "
+    "(labels not listed keep gain = label, as trec_eval's ndcg parameters)",
+)
+DISCOUNT = Param(
+    "discount",
+    "choice",
+    "log2",
+    "log2 = 1/log2(rank+1) (Burges, trec_eval, scikit-learn); jk = Järvelin–Kekäläinen: ranks < base "
+    "undiscounted, then 1/log_base(rank)",
+    choices=("log2", "jk"),
+)
+BASE = Param("base", "int", 2, "the base b of the jk discount", minimum=2)
+IDEAL = Param(
+    "ideal",
+    "choice",
+    "global",
+    "ideal ranking: global = all judged labels of the query (trec_eval); local = the retrieved top-k "
+    "re-sorted; recall = the retrieved top-`depth` re-sorted; max = `max_rel` at every rank",
+    choices=("global", "local", "recall", "max"),
+)
+DEPTH = Param("depth", "int", 0, "depth K of the recall ideal (required with ideal=recall)", minimum=0)
+MAX_REL = Param(
+    "max_rel", "int", 0, "the top grade of the label scale (ideal=max; ERR; RBP); 0 = the largest label in the qrels", minimum=0
+)
+
+
+def _check_ndcg(m: Measure) -> None:
+    ideal = m.get("ideal")
+    if ideal == "recall":
+        depth = m.get("depth")
+        if depth < 1:
+            raise MeasureError(f"{m}: ideal=recall needs depth=K, e.g. nDCG(ideal=recall,depth=100)@10")
+        if m.cutoff is not None and depth < m.cutoff:
+            raise MeasureError(f"{m}: depth ({depth}) must be ≥ the cutoff ({m.cutoff})")
+    elif m.get("depth"):
+        raise MeasureError(f"{m}: depth applies only with ideal=recall")
+
+
+def _check_rbp(m: Measure) -> None:
+    p = m.get("p")
+    if not 0 < p < 1:
+        raise MeasureError(f"{m}: p must be in (0, 1); got {p}")
+
+
+DCG_PARAMS = (GAIN, DISCOUNT, BASE, TIES)
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "nDCG",
+        "Normalised discounted cumulative gain: DCG@k / IDCG@k (0 when IDCG = 0). Without a cutoff, DCG "
+        "runs over all retrieved documents (trec_eval ndcg); with @k it is trec_eval ndcg_cut.k.",
+        params=(*DCG_PARAMS, IDEAL, DEPTH, MAX_REL),
+        aliases=("ndcg",),
+        reference="Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005",
+        example="nDCG@10, nDCG(gain=exp,ideal=local)@10",
+        check=_check_ndcg,
+    ),
+    Family(
+        "DCG",
+        "Discounted cumulative gain, unnormalised (trec_eval dcg). Mean DCG ranks systems consistently with "
+        "expected reward where mean nDCG may not (spec §5).",
+        params=DCG_PARAMS,
+        example="DCG@10",
+    ),
+    Family(
+        "IDCG",
+        "The ideal DCG that nDCG divides by (trec_eval ideal_dcg).",
+        params=(GAIN, DISCOUNT, BASE, IDEAL, DEPTH, MAX_REL),
+        example="IDCG@10",
+        check=_check_ndcg,
+    ),
+    Family(
+        "P",
+        "Precision: relevant documents in the top k, divided by k (k fixed even if fewer are retrieved).",
+        params=(REL, TIES),
+        cutoff="required",
+        aliases=("precision",),
+        example="P@10, P(rel=2)@5",
+    ),
+    Family(
+        "R",
+        "Recall: relevant documents in the top k (all retrieved without a cutoff) divided by the number "
+        "of relevant judged documents R (0 when R = 0).",
+        params=(REL, TIES),
+        aliases=("recall",),
+        example="R@100",
+    ),
+    Family(
+        "RR",
+        "Reciprocal rank of the first relevant document (0 if none in the top k); its mean is MRR.",
+        params=(REL, TIES),
+        aliases=("mrr", "reciprocal_rank"),
+        example="RR, RR@10",
+    ),
+    Family(
+        "AP",
+        "Average precision: sum of precision at each relevant rank (within the top k) divided by R "
+        "(trec_eval map and map_cut.k); its mean is MAP.",
+        params=(REL, TIES),
+        aliases=("map",),
+        reference="Buckley & Voorhees 2005",
+        example="AP, AP@100",
+    ),
+    Family(
+        "Rprec",
+        "R-precision: relevant documents in the top R, divided by R (0 when R = 0).",
+        params=(REL,),
+        cutoff="none",
+        aliases=("r-prec", "rprecision"),
+        example="Rprec",
+    ),
+    Family(
+        "Success",
+        "1 if at least one relevant document is in the top k, else 0 (HitRate@k).",
+        params=(REL, TIES),
+        cutoff="required",
+        aliases=("hit", "hitrate"),
+        example="Success@10",
+    ),
+    Family(
+        "Bpref",
+        "Binary preference over judged documents (trec_eval bpref, after the 2005 fix).",
+        params=(REL,),
+        cutoff="none",
+        reference="Buckley & Voorhees, SIGIR 2004",
+        example="Bpref",
+    ),
+    Family(
+        "infAP",
+        "Inferred AP for incomplete judgements (trec_eval infAP; negative qrels labels = pooled, unjudged).",
+        params=(REL,),
+        cutoff="none",
+        aliases=("infap",),
+        reference="Yilmaz & Aslam, CIKM 2006",
+        example="infAP",
+    ),
+    Family(
+        "ERR",
+        "Expected reciprocal rank under the cascade model, R_i = (2^g − 1)/2^max_rel.",
+        params=(MAX_REL,),
+        reference="Chapelle et al., CIKM 2009",
+        example="ERR@20, ERR(max_rel=4)@10",
+    ),
+    Family(
+        "RBP",
+        "Rank-biased precision (1−p)·Σ r_i p^(i−1) with r_i = min(label, max_rel)/max_rel (max_rel = 0 means "
+        "binary at rel); the residual is the RBPResidual measure.",
+        params=(Param("p", "float", 0.9, "persistence p in (0,1) (trec_eval default 0.9)"), REL, MAX_REL),
+        check=_check_rbp,
+        reference="Moffat & Zobel, TOIS 2008",
+        example="RBP, RBP(p=0.8)",
+    ),
+    Family(
+        "RBPResidual",
+        "The RBP residual of Moffat & Zobel: (1−p)·Σ_{unjudged i ≤ n} p^(i−1) + p^n; the true RBP lies in "
+        "[RBP, RBP + residual].",
+        params=(Param("p", "float", 0.9, "persistence p in (0,1)"),),
+        check=_check_rbp,
+        aliases=("rbp_residual",),
+        example="RBPResidual(p=0.8)",
+    ),
+    Family(
+        "Judged",
+        "Fraction of the top k retrieved documents that have a (non-negative) judgement; 0 if none retrieved.",
+        params=(),
+        cutoff="required",
+        example="Judged@10",
+    ),
+    Family("NumQ", "Number of evaluated queries (1 per query; summed).", cutoff="none", aggregate="sum"),
+    Family("NumRet", "Number of retrieved documents (summed over queries).", aggregate="sum", example="NumRet"),
+    Family(
+        "NumRel", "Number of relevant judged documents (label ≥ rel).", params=(REL,), cutoff="none", aggregate="sum"
+    ),
+    Family(
+        "NumRelRet",
+        "Number of relevant documents retrieved (in the top k).",
+        params=(REL,),
+        aggregate="sum",
+    ),
+)

@@ -1,0 +1,167 @@
+"""Results: per-query values and aggregates of one run, convertible to frames, dicts and JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ranklens.errors import MeasureError, MissingDependencyError
+from ranklens.measures.base import Measure
+
+__all__ = ["Results", "aggregate"]
+
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
+
+
+def aggregate(m: Measure, values: np.ndarray) -> float:
+    """Aggregate one measure's per-query values the way its family declares (mean, sum, gmean)."""
+    how = m.family.aggregate
+    if how == "sum":
+        return float(values.sum())
+    if values.size == 0:
+        return math.nan
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+    return float(values.mean())
+
+
+@dataclass(frozen=True, eq=False)
+class Results:
+    """What :func:`ranklens.evaluate` returns, always: one run's values per query and in aggregate.
+
+    Attributes:
+        run: the run's name.
+        measures: the measures, in the order asked.
+        query_ids: the evaluated queries (bytewise order).
+        values: float64 matrix, one row per query, one column per measure.
+        aggregates: one value per measure (mean over queries; sums for counts).
+        notes: what was left out and why (run-only queries, missing queries, truncated rows …).
+
+    >>> import ranklens
+    >>> res = ranklens.evaluate({"q1": {"a": 1}}, {"q1": {"a": 2.0, "b": 1.0}}, ["P@1", "RR"])
+    >>> res["P@1"], res.per_query("RR")
+    (1.0, {'q1': 1.0})
+    """
+
+    run: str
+    measures: tuple[Measure, ...]
+    query_ids: tuple[str, ...]
+    values: np.ndarray
+    aggregates: tuple[float, ...]
+    notes: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def _index(self, measure: Measure | str) -> int:
+        from ranklens.measures import parse
+
+        m = measure if isinstance(measure, Measure) else parse(measure)
+        try:
+            return self.measures.index(m)
+        except ValueError:
+            raise MeasureError(
+                f"measure '{m}' was not evaluated; these were: {', '.join(map(str, self.measures))}"
+            ) from None
+
+    def __getitem__(self, measure: Measure | str) -> float:
+        """The aggregate value of ``measure``."""
+        return self.aggregates[self._index(measure)]
+
+    def per_query(self, measure: Measure | str) -> dict[str, float]:
+        """``{query_id: value}`` of one measure."""
+        col = self.values[:, self._index(measure)]
+        return dict(zip(self.query_ids, col.tolist()))
+
+    def column(self, measure: Measure | str) -> np.ndarray:
+        """The per-query values of one measure, aligned with :attr:`query_ids`."""
+        return self.values[:, self._index(measure)]
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """pytrec_eval's form ``{query_id: {measure: value}}``, plus ``"all"`` for the aggregates."""
+        names = [str(m) for m in self.measures]
+        out = {q: dict(zip(names, row)) for q, row in zip(self.query_ids, self.values.tolist())}
+        out["all"] = dict(zip(names, self.aggregates))
+        return out
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: run, measures, aggregate, per_query, notes, options."""
+        names = [str(m) for m in self.measures]
+        return {
+            "run": self.run,
+            "measures": names,
+            "aggregate": {n: _json_float(v) for n, v in zip(names, self.aggregates)},
+            "num_queries": len(self.query_ids),
+            "per_query": {
+                q: {n: _json_float(v) for n, v in zip(names, row)}
+                for q, row in zip(self.query_ids, self.values.tolist())
+            },
+            "notes": list(self.notes),
+            "options": self.options,
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The :meth:`to_json_dict` form as text."""
+        return json.dumps(self.to_json_dict(), indent=indent)
+
+    def to_arrow(self) -> pa.Table:
+        """A wide table: ``query_id`` then one float64 column per measure (canonical names)."""
+        cols: dict[str, Any] = {"query_id": pa.array(self.query_ids, pa.string())}
+        for j, m in enumerate(self.measures):
+            cols[str(m)] = pa.array(self.values[:, j])
+        return pa.table(cols)
+
+    def to_long_arrow(self) -> pa.Table:
+        """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all``."""
+        n_q, n_m = self.values.shape
+        names = [str(m) for m in self.measures]
+        measure_col = [n for n in names for _ in range(n_q)] + names
+        query_col = list(self.query_ids) * n_m + ["all"] * n_m
+        value_col = np.concatenate((self.values.T.reshape(-1), np.asarray(self.aggregates, dtype=np.float64)))
+        return pa.table(
+            {
+                "run": pa.array([self.run] * len(measure_col), pa.string()),
+                "measure": pa.array(measure_col, pa.string()),
+                "query_id": pa.array(query_col, pa.string()),
+                "value": pa.array(value_col),
+            }
+        )
+
+    def to_pandas(self) -> Any:
+        """The :meth:`to_arrow` table as a pandas DataFrame indexed by query id."""
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            raise MissingDependencyError("pandas", "pandas", "Results.to_pandas()") from None
+        return self.to_arrow().to_pandas().set_index("query_id")
+
+    def to_polars(self) -> Any:
+        """The :meth:`to_arrow` table as a polars DataFrame."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise MissingDependencyError("polars", "polars", "Results.to_polars()") from None
+        return pl.from_arrow(self.to_arrow())
+
+    def summary(self) -> dict[str, float]:
+        """``{measure: aggregate}``."""
+        return {str(m): v for m, v in zip(self.measures, self.aggregates)}
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{m}={v:.4f}" for m, v in zip(self.measures, self.aggregates))
+        return f"Results(run={self.run!r}, queries={len(self.query_ids)}, {body})"
+
+
+def _json_float(v: float) -> float | None:
+    return None if math.isnan(v) else v
+
+
+def stack_columns(columns: Sequence[np.ndarray], n_queries: int) -> np.ndarray:
+    """Stack per-measure vectors into the (queries × measures) matrix."""
+    if not columns:
+        return np.zeros((n_queries, 0))
+    return np.column_stack(columns).astype(np.float64, copy=False)
