@@ -29,7 +29,7 @@ def intern_sorted(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
 
     >>> codes, vocab = intern_sorted(to_string_array(["b", "a", "b", "10", "9"]))
     >>> codes.tolist(), vocab.to_pylist()
-    ([2, 1, 2, 0, 3], ['10', '9', 'a', 'b'])
+    ([3, 2, 3, 0, 1], ['10', '9', 'a', 'b'])
     """
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):

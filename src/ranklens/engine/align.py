@@ -74,8 +74,8 @@ def align(
 
     Args:
         order: ``"score"`` sorts by score descending, ties by document id descending (trec_eval's
-            ``strcmp`` order; the tie-averaging kernels use the same order); ``"input"`` keeps the
-            run's row order within each query.
+            ``strcmp`` order; the tie-averaging kernels use the same order); ``"input"`` sorts by score
+            descending and keeps the run's row order among tied documents.
         query_set: ``"intersect"`` evaluates queries in both (default); ``"qrels"`` also evaluates qrels
             queries missing from the run, with an empty ranking (trec_eval ``-c``); ``"error"`` raises
             when any qrels query is missing from the run.
@@ -129,7 +129,7 @@ def align(
     if order == "score":
         perm = np.lexsort((-rdoc.astype(np.int64), -scores, rq))
     else:
-        perm = np.argsort(rq, kind="stable")
+        perm = np.lexsort((-scores, rq))  # lexsort is stable: ties keep the input order
     rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rdoc[perm]
 
     removed = 0

@@ -55,7 +55,7 @@ class Evaluator:
         max_docs: int | None = None,
         rel_level: int | None = None,
     ) -> None:
-        self.measures: tuple[Measure, ...] = tuple(parse_many(measures, rel_level=rel_level))
+        self.measures: tuple[Measure, ...] = tuple(m.validate() for m in parse_many(measures, rel_level=rel_level))
         if not self.measures:
             raise InputError("no measure given; e.g. nDCG@10")
         query_set = _MISSING_ALIASES.get(missing, missing)

@@ -132,7 +132,8 @@ class Family:
         )
 
     def __call__(self, **params: Any) -> Measure:
-        return Measure.build(self, params, None)
+        # the cutoff may follow (P(rel=2)@5): it is required only when the measure is used
+        return Measure.build(self, params, None, require_cutoff=False)
 
     def __matmul__(self, cutoff: int) -> Measure:
         return Measure.build(self, {}, cutoff)
@@ -159,7 +160,9 @@ class Measure:
     cutoff: int | None = None
 
     @staticmethod
-    def build(family: Family, params: Mapping[str, Any], cutoff: int | None) -> Measure:
+    def build(
+        family: Family, params: Mapping[str, Any], cutoff: int | None, *, require_cutoff: bool = True
+    ) -> Measure:
         values: dict[str, Any] = {}
         for key, raw in params.items():
             spec = family.param(key)
@@ -169,20 +172,24 @@ class Measure:
                 raise MeasureError(f"{family.name} takes no cutoff; drop '@{cutoff}'")
             if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
                 raise MeasureError(f"{family.name}: the cutoff must be a positive integer; got {cutoff!r}")
-        elif family.cutoff == "required":
+        elif family.cutoff == "required" and require_cutoff:
             raise MeasureError(f"{family.name} needs a cutoff, e.g. '{family.name}@10'")
         ordered = tuple(
             (p.name, values[p.name]) for p in family.params if p.name in values and values[p.name] != p.default
         )
         m = Measure(family, family.name, ordered, cutoff)
-        if family.check is not None:
+        if family.check is not None and (cutoff is not None or require_cutoff):
             family.check(m)
         return m
 
     def __call__(self, **params: Any) -> Measure:
         merged = dict(self.params)
         merged.update(params)
-        return Measure.build(self.family, merged, self.cutoff)
+        return Measure.build(self.family, merged, self.cutoff, require_cutoff=self.cutoff is not None)
+
+    def validate(self) -> Measure:
+        """Check the measure is complete (a required cutoff is given); return it."""
+        return Measure.build(self.family, dict(self.params), self.cutoff)
 
     def __matmul__(self, cutoff: int) -> Measure:
         return Measure.build(self.family, dict(self.params), cutoff)

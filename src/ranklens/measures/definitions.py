@@ -11,7 +11,7 @@ TIES = Param(
     "choice",
     "trec",
     "tie policy: trec = score desc then doc id desc (strcmp); average = expectation over the orderings "
-    "of tied documents (McSherry & Najork 2008, as scikit-learn); input = the run's row order",
+    "of tied documents (McSherry & Najork 2008, as scikit-learn); input = score desc, ties in the run's row order",
     choices=("trec", "average", "input"),
 )
 GAIN = Param(
@@ -50,7 +50,9 @@ def _check_ndcg(m: Measure) -> None:
         depth = m.get("depth")
         if depth < 1:
             raise MeasureError(f"{m}: ideal=recall needs depth=K, e.g. nDCG(ideal=recall,depth=100)@10")
-        if m.cutoff is not None and depth < m.cutoff:
+        if m.cutoff is None:
+            raise MeasureError(f"{m}: ideal=recall needs a cutoff k ≤ depth, e.g. nDCG(ideal=recall,depth=100)@10")
+        if depth < m.cutoff:
             raise MeasureError(f"{m}: depth ({depth}) must be ≥ the cutoff ({m.cutoff})")
     elif m.get("depth"):
         raise MeasureError(f"{m}: depth applies only with ideal=recall")

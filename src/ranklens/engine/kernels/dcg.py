@@ -6,7 +6,9 @@ _tie_averaged_dcg``: :func:`ndcg` → :func:`dcg` / :func:`idcg` → primitives 
 Formulas (spec §2.3): DCG@k = Σ_{i ≤ min(k,n)} g(rel_i)·D(i); IDCG@k = Σ_{i ≤ min(k,|J+|)} g(rel*_i)·D(i)
 over the chosen ideal pool sorted by gain; nDCG = DCG/IDCG, 0 when IDCG = 0. With ``ties=average`` DCG is
 the expectation over orderings of tied documents (McSherry & Najork, ECIR 2008):
-Σ_groups mean_gain(group) · Σ_{ranks of group ≤ k} D(rank).
+Σ_groups mean_gain(group) · Σ_{ranks of group ≤ k} D(rank). The local and recall ideals then take whole
+tie groups: their pool is every document that is within the depth in at least one ordering of the ties,
+so IDCG is the same for every ordering and 0 ≤ nDCG ≤ 1.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
     else:
         depth = k if ideal == "local" else int(m.get("depth"))
         mask = within(lists, depth)
+        if depth is not None and dict(m.params).get("ties") == "average":
+            # the pool is every document that is within the depth in some ordering of the ties: whole
+            # tie groups that start within it (else the pool, hence IDCG, would follow the doc-id
+            # tie-break that ties=average averages away, and nDCG could exceed 1)
+            gid, gstart = tie_groups(lists)
+            mask = mask[gstart[:-1]][gid]
         g = gains(lists.labels[mask], m.get("gain"))
         query = lists.row_query[mask]
     perm = sort_desc_per_query(g, query)

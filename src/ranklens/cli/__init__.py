@@ -1,0 +1,1 @@
+"""The ranklens command line."""

@@ -1,0 +1,43 @@
+"""Let ``-m`` take several measures at once: ``-m nDCG@10 AP P@5`` means ``-m nDCG@10 -m AP -m P@5``."""
+
+from __future__ import annotations
+
+import os
+
+from ranklens.errors import RanklensError
+
+MEASURE_FLAGS = ("-m", "--measure")
+
+
+def _is_measure(token: str) -> bool:
+    if token.startswith("-") or os.path.exists(token):
+        return False
+    from ranklens.measures import parse_many
+
+    try:
+        parse_many([token])
+    except RanklensError:
+        return False
+    return True
+
+
+def expand_measure_args(args: list[str]) -> list[str]:
+    """Rewrite ``-m A B C`` into ``-m A -m B -m C``; a token after the first value joins the list only if
+    it reads as a measure and is not an existing file (so ``-m nDCG@10 qrels.txt run.txt`` still works).
+
+    >>> expand_measure_args(["q.txt", "r.txt", "-m", "nDCG@10", "AP", "P@5"])
+    ['q.txt', 'r.txt', '-m', 'nDCG@10', '-m', 'AP', '-m', 'P@5']
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        out.append(tok)
+        i += 1
+        if tok in MEASURE_FLAGS and i < len(args):
+            out.append(args[i])
+            i += 1
+            while i < len(args) and _is_measure(args[i]):
+                out.extend([tok, args[i]])
+                i += 1
+    return out

@@ -1,0 +1,95 @@
+"""``ranklens eval QRELS RUN [RUN...] -m MEASURE...``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ranklens.cli._common import policy_options
+from ranklens.cli._measure_args import expand_measure_args
+from ranklens.cli._output import FORMATS, render
+
+DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
+
+
+class _EvalCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_measure_args(args))
+
+
+@click.command(cls=_EvalCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="Measures, e.g. -m nDCG@10 AP 'P(rel=2)@5' or trec_eval names (ndcg_cut.10). "
+    f"Default: {' '.join(DEFAULT_MEASURES)}.",
+)
+@click.option("--per-query", "-q", is_flag=True, help="Also show the value of every query.")
+@click.option(
+    "--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+    help="table (readable), json, csv (run,measure,query_id,value) or tsv (measure, query_id, value).",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file (.json/.csv/.tsv/.parquet).")
+@click.option("--quiet", is_flag=True, help="Do not print notes about skipped queries or rows.")
+@policy_options
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    per_query: bool,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+    missing: str,
+    negative: str,
+    judged_only: bool,
+    max_docs: int | None,
+    rel_level: int | None,
+    qrels_format: str | None,
+    run_format: str | None,
+) -> None:
+    """Evaluate one or more RUNs against QRELS.
+
+    \b
+    Examples:
+      ranklens eval qrels.txt bm25.run dense.run -m nDCG@10 AP P@5
+      ranklens eval qrels.txt run.txt -m 'nDCG(gain=exp,ideal=local)@10' --per-query
+      ranklens eval qrels.parquet run.parquet -m ndcg_cut.10 -f tsv --missing zero
+    """
+    from ranklens.data.io import read_qrels, read_run
+    from ranklens.engine.evaluator import Evaluator
+
+    q = read_qrels(qrels, format=qrels_format)
+    evaluator = Evaluator(
+        measures or DEFAULT_MEASURES,
+        q,
+        missing=missing,
+        negative=negative,
+        judged_only=judged_only,
+        max_docs=max_docs,
+        rel_level=rel_level,
+    )
+    results = []
+    for path in runs:
+        res = evaluator(read_run(path, format=run_format))
+        if not quiet:
+            for note in res.notes:
+                click.echo(f"ranklens: note: {path}: {note}", err=True)
+        results.append(res)
+    meta: dict[str, Any] = {"qrels": qrels, "run_files": list(runs)}
+    if output:
+        _write(results, Path(output), fmt, per_query, meta)
+        return
+    click.echo(render(results, fmt, per_query=per_query, meta=meta), nl=False)
+
+
+def _write(results: list[Any], path: Path, fmt: str, per_query: bool, meta: dict[str, Any]) -> None:
+    from ranklens.results_io import write_results
+
+    write_results(results, path, per_query=per_query, meta=meta, format=None if fmt == "table" else fmt)

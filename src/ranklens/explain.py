@@ -1,0 +1,203 @@
+"""The worked computation of one measure for one query, the way a textbook shows it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ranklens.engine.evaluator import Evaluator
+from ranklens.engine.kernels import kernel_for
+from ranklens.engine.kernels._common import discounts, gains
+from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from ranklens.errors import InputError, did_you_mean
+from ranklens.measures.base import Measure
+from ranklens.measures.parse import parse_many
+
+__all__ = ["Explanation", "explain"]
+
+_DCG_FAMILIES = ("nDCG", "DCG", "IDCG")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The steps behind one value.
+
+    ``rows`` are the ranked documents (rank, doc, score, label, gain, discount, contribution, running);
+    ``ideal_rows`` the ideal ordering for nDCG; ``value`` is what the engine computes (the same kernel as
+    :func:`ranklens.evaluate`), and ``dcg``/``idcg`` the totals of the two tables.
+    """
+
+    measure: Measure
+    query: str
+    rows: list[dict[str, Any]]
+    ideal_rows: list[dict[str, Any]] = field(default_factory=list)
+    value: float = 0.0
+    dcg: float | None = None
+    idcg: float | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    total_retrieved: int = 0
+
+
+def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options: Any) -> Explanation:
+    """Explain ``measure`` for ``query``: the per-rank table, the ideal ordering and the final value.
+
+    >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}
+    >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
+    >>> e = explain(qrels, run, "q1", "nDCG@5")
+    >>> round(e.dcg, 3), round(e.idcg, 3), round(e.value, 3)
+    (5.361, 5.893, 0.91)
+    """
+    measures = parse_many([measure] if isinstance(measure, (str, Measure)) else measure)
+    if len(measures) != 1:
+        raise InputError(f"explain takes one measure; '{measure}' gives {len(measures)}")
+    m = measures[0]
+    ev = Evaluator([m], qrels, **options)
+    order = "input" if dict(m.params).get("ties") == "input" else "score"
+    lists, notes = ev.align(run, order=order)
+    ids = lists.query_ids.to_pylist()
+    if query not in ids:
+        hint = did_you_mean(query, ids)
+        raise InputError(f"query '{query}' is not evaluated (not in both qrels and run){hint or f'; queries: {ids[:5]}...'}")
+    qi = ids.index(query)
+    value = float(kernel_for(m)(lists, m)[qi])
+    if m.name in _DCG_FAMILIES:
+        return _explain_dcg(lists, qi, m, value, notes)
+    return _explain_binary(lists, qi, m, value, notes)
+
+
+def _label_text(label: int) -> str:
+    if label == NONPOOL:
+        return "unjudged"
+    if label == UNJUDGED:
+        return "pooled, unjudged"
+    return str(label)
+
+
+def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:
+    lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
+    k = m.cutoff
+    labels = lists.labels[lo:hi]
+    g = gains(labels, m.get("gain"))
+    rank0 = np.arange(hi - lo)
+    d = discounts(rank0, m)
+    averaged = m.get("ties") == "average"
+    shown_gain = g.copy()
+    if averaged and g.size:
+        scores = lists.scores[lo:hi]
+        _, inverse = np.unique(-scores, return_inverse=True)
+        shown_gain = (np.bincount(inverse, weights=g) / np.bincount(inverse))[inverse]
+    rows = []
+    running = 0.0
+    limit = (hi - lo) if k is None else min(k, hi - lo)
+    doc_ids = lists.doc_ids
+    for i in range(limit):
+        contribution = float(shown_gain[i] * d[i])
+        running += contribution
+        rows.append(
+            {
+                "rank": i + 1,
+                "doc": doc_ids[int(lists.docs[lo + i])].as_py(),
+                "score": float(lists.scores[lo + i]),
+                "label": _label_text(int(labels[i])),
+                "gain": float(shown_gain[i]),
+                "discount": float(d[i]),
+                "contribution": contribution,
+                "running": running,
+            }
+        )
+    ideal_rows, idcg = _ideal_rows(lists, qi, m)
+    settings = {
+        "gain": _gain_text(m.get("gain")),
+        "discount": "1/log2(rank+1)" if m.get("discount") == "log2" else f"Järvelin–Kekäläinen, base {m.get('base')}",
+        "ideal": _ideal_text(m),
+        "ties": {"trec": "score desc, then doc id desc (trec_eval)", "average": "averaged over tied orderings (McSherry–Najork)", "input": "run file order"}[m.get("ties")] if m.name != "IDCG" else "n/a",
+        "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
+    }
+    if averaged:
+        notes = [*notes, "gain column shows the mean gain of each tie group (tie-averaged DCG)"]
+    return Explanation(m, lists.query_ids[qi].as_py(), rows, ideal_rows, value, running, idcg, settings, notes, hi - lo)
+
+
+def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str, Any]], float]:
+    ideal = m.get("ideal") if m.name != "DCG" else "global"
+    k = m.cutoff
+    if ideal == "max":
+        top = m.get("max_rel") or lists.max_label()
+        n = k if k is not None else int(lists.lengths[qi])
+        docs = ["(max grade)"] * n
+        labels = np.full(n, top)
+    elif ideal == "global":
+        lo, hi = int(lists.ideal_offsets[qi]), int(lists.ideal_offsets[qi + 1])
+        labels = lists.ideal_labels[lo:hi]
+        docs = [lists.qrels_doc_ids[int(c)].as_py() for c in lists.ideal_docs[lo:hi]]
+    else:
+        depth = k if ideal == "local" else int(m.get("depth"))
+        lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
+        if depth is not None:
+            hi = min(hi, lo + depth)
+        labels = lists.labels[lo:hi]
+        docs = [lists.doc_ids[int(c)].as_py() for c in lists.docs[lo:hi]]
+    g = gains(np.asarray(labels), m.get("gain"))
+    order = np.argsort(-g, kind="stable")
+    rows = []
+    running = 0.0
+    for pos, j in enumerate(order):
+        if g[j] <= 0 or (k is not None and pos >= k):
+            break
+        disc = float(discounts(np.array([pos]), m)[0])
+        running += float(g[j]) * disc
+        rows.append(
+            {"rank": pos + 1, "doc": docs[j], "label": _label_text(int(labels[j])), "gain": float(g[j]), "discount": disc, "contribution": float(g[j]) * disc, "running": running}
+        )
+    return rows, running
+
+
+def _explain_binary(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:
+    lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
+    names = {p.name for p in m.family.params}
+    rel = int(m.get("rel")) if "rel" in names else 1
+    k = m.cutoff
+    limit = (hi - lo) if k is None else min(k, hi - lo)
+    rows = []
+    found = 0
+    for i in range(limit):
+        lab = int(lists.labels[lo + i])
+        is_rel = lab >= rel and lab >= 0
+        found += is_rel
+        rows.append(
+            {
+                "rank": i + 1,
+                "doc": lists.doc_ids[int(lists.docs[lo + i])].as_py(),
+                "score": float(lists.scores[lo + i]),
+                "label": _label_text(lab),
+                "relevant": "yes" if is_rel else "no",
+                "relevant_so_far": found,
+                "precision": found / (i + 1),
+            }
+        )
+    settings = {"relevant": f"label ≥ {rel}", "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
+                "relevant judged (R)": str(int(lists.num_relevant(rel)[qi]))}
+    return Explanation(m, lists.query_ids[qi].as_py(), rows, [], value, None, None, settings, notes, hi - lo)
+
+
+def _gain_text(gain: Any) -> str:
+    if gain == "linear":
+        return "linear: gain = label"
+    if gain == "exp":
+        return "exponential: gain = 2^label − 1"
+    return "map: " + ", ".join(f"{lvl}→{g:g}" for lvl, g in gain) + " (other labels: gain = label)"
+
+
+def _ideal_text(m: Measure) -> str:
+    if m.name == "DCG":
+        return "n/a (unnormalised)"
+    ideal = m.get("ideal")
+    return {
+        "global": "global: every judged document of the query, best first (trec_eval)",
+        "local": "local: the retrieved top-k, re-sorted best first",
+        "recall": f"recall: the retrieved top-{m.get('depth')}, re-sorted best first",
+        "max": f"max: the top grade ({m.get('max_rel') or 'largest label in the qrels'}) at every rank",
+    }[ideal]
