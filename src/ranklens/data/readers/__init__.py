@@ -1,0 +1,287 @@
+"""Readers and writers, one module per format; :mod:`ranklens.data.io` picks one and builds Qrels/Run.
+
+============================  ==================================================================
+module                        job
+============================  ==================================================================
+:mod:`.trec`                  TREC qrels (``qid iter docid rel``) and runs (``qid Q0 docid rank score tag``)
+:mod:`.json_formats`          JSON ``{qid: {docid: value}}`` and JSON Lines (one object per row)
+:mod:`.delimited`             CSV / TSV with a header of named columns
+:mod:`.parquet`               Parquet files
+:mod:`.frames`                in-memory objects: pandas, polars, Arrow, dicts, Qrels/Run
+============================  ==================================================================
+
+Every reader returns :class:`Columns`, three parallel columns plus the line (1-based) each row came
+from, so errors raised later (NaN scores, duplicates) name the right line. This module holds what the
+readers share: that record, the text checks, column-name aliases and line bookkeeping.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.run import Run
+from ranklens.errors import FormatError
+
+__all__ = [
+    "QRELS",
+    "RUN",
+    "Columns",
+    "Kind",
+    "check_text",
+    "first_empty_id",
+    "is_integer_token",
+    "is_number_token",
+    "line_of_offset",
+    "nonblank_line_numbers",
+    "resolve_columns",
+    "table_columns",
+    "text_end",
+    "to_qrels",
+    "to_run",
+    "write_lines",
+]
+
+#: Accepted column names (lower case), preferred first. Used by CSV/TSV, JSON Lines, Parquet and frames.
+QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic")
+DOC_ALIASES = ("doc_id", "docid", "docno", "doc")
+SCORE_ALIASES = ("score", "sim")
+LABEL_ALIASES = ("relevance", "rel", "label", "grade")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What is being read: the value column's role and its accepted names."""
+
+    name: str  # "qrels" or "run"
+    value: str  # canonical value column name: "relevance" or "score"
+    value_aliases: tuple[str, ...]
+
+
+QRELS = Kind("qrels", "relevance", LABEL_ALIASES)
+RUN = Kind("run", "score", SCORE_ALIASES)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Parsed rows before they become a Qrels or Run.
+
+    ``line_numbers[i]`` is the 1-based line (or row) of row ``i``; ``None`` means row ``i`` is line ``i+1``.
+    ``tag`` is the run tag found in the input (TREC column 6), if any.
+    """
+
+    query_id: object
+    doc_id: object
+    value: object
+    line_numbers: np.ndarray | None = None
+    tag: str | None = None
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def check_text(data: bytes, source: str) -> bytes:
+    """Reject binary input (NUL bytes, invalid UTF-8) and return ``data`` without a UTF-8 byte-order mark.
+
+    >>> check_text(b"q1 0 d1 1\\n", "qrels.txt")
+    b'q1 0 d1 1\\n'
+    >>> check_text(b"q1 0 d1 1\\nq\\x00", "qrels.txt")
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.FormatError: qrels.txt:2: expected UTF-8 text, found a NUL byte (is this a binary or compressed file?)
+    """
+    data = data.removeprefix(_UTF8_BOM)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise FormatError(
+            source, "expected UTF-8 text, found a NUL byte (is this a binary or compressed file?)",
+            line_of_offset(data, nul),
+        )
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(
+                source,
+                f"expected UTF-8 text, found byte 0x{data[e.start]:02x} "
+                "(is this a binary file, or text in another encoding?)",
+                line_of_offset(data, e.start),
+            ) from None
+    return data
+
+
+def line_of_offset(data: bytes, offset: int) -> int:
+    """Return the 1-based line holding byte ``offset``."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+_WHITESPACE = b" \t\r\n\x0b\x0c"
+
+
+def text_end(data: bytes) -> int:
+    """Return the length of ``data`` without trailing whitespace (no copy of the buffer)."""
+    end = len(data)
+    while end and data[end - 1] in _WHITESPACE:
+        end -= 1
+    return end
+
+
+def nonblank_line_numbers(data: bytes | memoryview | np.ndarray, first_line: int = 1) -> np.ndarray:
+    """Return the 1-based numbers of the non-empty lines of ``data`` (vectorised, no loop per line).
+
+    ``first_line`` is the number of the first line of ``data`` in the whole file.
+
+    >>> nonblank_line_numbers(b"a\\n\\nb\\n\\n").tolist()
+    [1, 3]
+    """
+    arr = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
+    nl = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], nl + 1))
+    ends = np.concatenate((nl, [arr.size]))
+    length = ends - starts
+    # a line made only of "\r" (CRLF file) is blank too
+    cr_only = length == 1
+    if cr_only.any():
+        idx = np.flatnonzero(cr_only)
+        cr_only[idx] = arr[starts[idx]] == 13
+    return (np.flatnonzero((length > 0) & ~cr_only) + first_line).astype(np.int64)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def is_integer_token(token: str) -> bool:
+    """True for a decimal integer such as ``2``, ``-1`` or ``+3`` (not ``2.5``, not ``1e2``)."""
+    return _INTEGER.match(token) is not None
+
+
+def is_number_token(token: str) -> bool:
+    """True for what a float column accepts: ``1``, ``-2.5``, ``1e-3``, ``inf``, ``nan`` (not ``1_0``)."""
+    if "_" in token or not token.isascii():
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _describe(aliases: Sequence[str]) -> str:
+    return f"{aliases[0]} (or {', '.join(aliases[1:])})"
+
+
+def resolve_columns(
+    names: Sequence[str], kind: Kind, source: str, line: int | None = None, *, noun: str = "column"
+) -> tuple[int, int, int]:
+    """Return the positions of the query, document and value columns among ``names``.
+
+    Matching ignores case and surrounding spaces; the first alias present wins.
+
+    >>> resolve_columns(["QID", "docno", "rank", "sim"], RUN, "run.csv")
+    (0, 1, 3)
+    >>> resolve_columns(["qid", "docno", "rank"], RUN, "run.csv", 1)
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.FormatError: run.csv:1: missing column score (or sim); expected columns query_id, doc_id, score; found: qid, docno, rank
+    """
+    lowered = [str(n).strip().lower() for n in names]
+    found: list[int] = []
+    missing: list[str] = []
+    for aliases in (QUERY_ALIASES, DOC_ALIASES, kind.value_aliases):
+        pos = next((lowered.index(a) for a in aliases if a in lowered), None)
+        if pos is None:
+            missing.append(_describe(aliases))
+        else:
+            found.append(pos)
+    if missing:
+        shown = ", ".join(str(n) for n in names) if names else "(none)"
+        plural = "s" if len(missing) > 1 else ""
+        message = (
+            f"missing {noun}{plural} {' and '.join(missing)}; expected {noun}s query_id, doc_id, "
+            f"{kind.value}; found: {shown}"
+        )
+        other = QRELS if kind is RUN else RUN
+        if len(missing) == 1 and any(a in lowered for a in other.value_aliases):
+            message += f"; this looks like {other.name} data: did you swap QRELS and RUN?"
+        raise FormatError(source, message, line)
+    return found[0], found[1], found[2]
+
+
+def first_empty_id(query_id: pa.Array | pa.ChunkedArray, doc_id: pa.Array | pa.ChunkedArray) -> tuple[int, int] | None:
+    """Return ``(column, row)`` of the first empty-string id (column 0: query, 1: document), else None.
+
+    Nulls are not looked at (Qrels and Run reject them)."""
+    for which, col in enumerate((query_id, doc_id)):
+        if pa.types.is_string_view(col.type):
+            col = col.cast(pa.large_string())
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or len(col) == 0:
+            continue
+        lengths = pc.binary_length(col)
+        if pc.min(lengths).as_py() == 0:
+            return which, int(np.flatnonzero(np.asarray(lengths.to_numpy(zero_copy_only=False)) == 0)[0])
+    return None
+
+
+def write_lines(lines: pa.Array | pa.ChunkedArray, out: BinaryIO) -> None:
+    """Write the characters of a string array back to back (each element already ends with a newline)."""
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    if len(lines) == 0:
+        return
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32, count=len(lines) + 1, offset=lines.offset * 4)
+    out.write(memoryview(lines.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
+
+
+def to_qrels(columns: Columns, source: str) -> Qrels:
+    """Build Qrels from parsed columns; errors name the line each row came from."""
+    try:
+        return Qrels.from_arrays(
+            columns.query_id, columns.doc_id, columns.value, source=source, line_numbers=columns.line_numbers
+        )
+    except (pa.ArrowException, OverflowError) as e:
+        raise FormatError(source, f"cannot build qrels: {_first_line(e)}") from None
+
+
+def to_run(columns: Columns, source: str, name: str) -> Run:
+    """Build a Run from parsed columns; errors name the line each row came from."""
+    try:
+        return Run.from_arrays(
+            columns.query_id, columns.doc_id, columns.value, name=name, source=source,
+            line_numbers=columns.line_numbers,
+        )
+    except (pa.ArrowException, OverflowError) as e:
+        raise FormatError(source, f"cannot build run: {_first_line(e)}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def table_columns(table: pa.Table, kind: Kind, source: str) -> Columns:
+    """Pick the query, document and value columns of an Arrow table (Parquet, frames) by name.
+
+    "Line" in messages is the 1-based row number.
+    """
+    q, d, v = resolve_columns(table.column_names, kind, source)
+    names = table.column_names
+    value_what = "score" if kind is RUN else "relevance label"
+    for what, pos in (("query id", q), ("document id", d), (value_what, v)):
+        column = table.column(pos)
+        if column.null_count:
+            row = int(np.flatnonzero(np.asarray(column.is_null().to_numpy(zero_copy_only=False)))[0])
+            raise FormatError(source, f"expected a {what} in column '{names[pos]}', got null", row + 1)
+    query, doc = table.column(q), table.column(d)
+    empty = first_empty_id(query, doc)
+    if empty is not None:
+        which, row = empty
+        what = ("query id", "document id")[which]
+        raise FormatError(source, f"expected a {what} in column '{names[(q, d)[which]]}', got an empty value", row + 1)
+    return Columns(query, doc, table.column(v))

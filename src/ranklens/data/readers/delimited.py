@@ -1,0 +1,190 @@
+"""CSV and TSV with a header of named columns: read and write.
+
+The header names the columns; any order, extra columns ignored, names matched case-insensitively with
+aliases (``query_id``/``qid``/``query``, ``doc_id``/``docid``/``docno``/``doc``, ``score``/``sim``,
+``relevance``/``rel``/``label``/``grade``). CSV fields may be quoted (``"``); TSV fields are taken as
+they are. Blank lines are skipped; line numbers in messages count them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.readers import (
+    QRELS,
+    RUN,
+    Columns,
+    Kind,
+    check_text,
+    first_empty_id,
+    is_integer_token,
+    is_number_token,
+    nonblank_line_numbers,
+    resolve_columns,
+    text_end,
+    write_lines,
+)
+from ranklens.data.run import Run
+from ranklens.errors import FormatError
+
+__all__ = ["read_delimited", "write_delimited"]
+
+
+def read_delimited(data: bytes, source: str, kind: Kind, delimiter: str) -> Columns:
+    """Parse CSV (``delimiter=","``) or TSV (``"\\t"``) with a header line.
+
+    >>> c = read_delimited(b"qid,docno,rel\\nq1,d1,2\\n\\nq1,d2,0\\n", "qrels.csv", QRELS, ",")
+    >>> c.query_id.to_pylist(), c.doc_id.to_pylist(), c.value.to_pylist(), c.line_numbers.tolist()
+    (['q1', 'q1'], ['d1', 'd2'], [2, 0], [2, 4])
+    """
+    data = check_text(data, source)
+    end = text_end(data)
+    if end == 0:
+        raise FormatError(source, "expected at least one line, got an empty file")
+    header_line, header_start = 1, 0
+    while True:  # the header is the first non-blank line
+        newline = data.find(b"\n", header_start, end)
+        header_end = end if newline < 0 else newline
+        if data[header_start:header_end].strip():
+            break
+        header_start, header_line = newline + 1, header_line + 1
+    names = _split(data[header_start:header_end].decode("utf-8").rstrip("\r"), delimiter)
+    positions = _resolve(names, kind, source, header_line)
+    if header_end >= end:
+        raise FormatError(source, "expected at least one row after the header, got none", header_line)
+    body = memoryview(data)[header_end + 1 : end]
+    table = _parse(body, names, positions, kind, delimiter)
+    if table is None:
+        return _scan(data, source, kind, delimiter, names, positions, header_line)
+    lines = data.count(b"\n", header_end + 1, end) + 1
+    if table.num_rows == lines:
+        numbers = np.arange(header_line + 1, header_line + 1 + lines, dtype=np.int64)
+    else:
+        numbers = nonblank_line_numbers(body, first_line=header_line + 1)
+    query, doc, value = table.column(0), table.column(1), table.column(2)
+    if first_empty_id(query, doc) is not None:  # the scan names the line and the column
+        return _scan(data, source, kind, delimiter, names, positions, header_line)
+    return Columns(query, doc, value, numbers)
+
+
+def _split(line: str, delimiter: str) -> list[str]:
+    if delimiter == "\t":
+        return line.split("\t")
+    return next(csv.reader([line]), [])
+
+
+def _resolve(names: list[str], kind: Kind, source: str, line: int) -> tuple[int, int, int]:
+    try:
+        return resolve_columns(names, kind, source, line)
+    except FormatError as e:
+        if any(is_number_token(n.strip()) for n in names):
+            raise FormatError(source, e.detail + "; the first line must be a header naming the columns", line) from None
+        raise
+
+
+def _parse(
+    body: memoryview, names: list[str], positions: tuple[int, int, int], kind: Kind, delimiter: str
+) -> pa.Table | None:
+    columns = [f"f{i}" for i in range(len(names))]
+    wanted = [columns[p] for p in positions]
+    value_type = pa.float64() if kind is RUN else pa.int64()
+    try:
+        table = pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(body)),
+            read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 22),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter,
+                quote_char='"' if delimiter == "," else False,
+                newlines_in_values=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=wanted,
+                column_types=dict(zip(wanted, (pa.string(), pa.string(), value_type))),
+                null_values=[],
+                true_values=[],
+                false_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, ValueError):
+        return None
+    return table.select(wanted)
+
+
+def _scan(
+    data: bytes,
+    source: str,
+    kind: Kind,
+    delimiter: str,
+    names: list[str],
+    positions: tuple[int, int, int],
+    header_line: int,
+) -> Columns:
+    """Line by line, to name the first bad line; its result is used if it finds nothing wrong."""
+    q, d, v = positions
+    queries: list[str] = []
+    docs: list[str] = []
+    values: list[str] = []
+    lines: list[int] = []
+    expected = delimiter.join(names)
+    for lineno, raw in enumerate(io.BytesIO(data), 1):
+        if lineno <= header_line or not raw.strip():
+            continue
+        fields = _split(raw.decode("utf-8").rstrip("\r\n"), delimiter)
+        if len(fields) != len(names):
+            raise FormatError(
+                source, f"expected {len(names)} fields as in the header ({expected}), got {len(fields)}", lineno
+            )
+        for what, pos in (("query id", q), ("document id", d)):
+            if fields[pos] == "":
+                raise FormatError(source, f"expected a {what} in column {pos + 1} ({names[pos]}), got an empty value", lineno)
+        value = fields[v].strip()
+        if kind is RUN and not is_number_token(value):
+            raise FormatError(source, f"expected a number in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno)
+        if kind is QRELS and not is_integer_token(value):
+            raise FormatError(
+                source, f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno
+            )
+        queries.append(fields[q])
+        docs.append(fields[d])
+        values.append(value)
+        lines.append(lineno)
+    if not lines:
+        raise FormatError(source, "expected at least one row after the header, got none", header_line)
+    parsed = np.array(values).astype(np.float64 if kind is RUN else np.int64)
+    return Columns(pa.array(queries, pa.string()), pa.array(docs, pa.string()), parsed, np.array(lines, dtype=np.int64))
+
+
+def write_delimited(container: Qrels | Run, out: BinaryIO, delimiter: str, source: str) -> None:
+    """Write a header ``query_id,doc_id,score`` (``relevance`` for qrels) and one row per line, in row order.
+
+    Floats are written in the shortest form that reads back to the same float64.
+    """
+    table = container.to_arrow()
+    for name in ("query_id", "doc_id"):
+        vocabulary = container.query_ids if name == "query_id" else container.doc_ids
+        bad_chars = "[\t\n\r]" if delimiter == "\t" else "[\n\r]"
+        if len(vocabulary) and pc.any(pc.match_substring_regex(vocabulary, bad_chars)).as_py():
+            example = vocabulary.filter(pc.match_substring_regex(vocabulary, bad_chars))[0].as_py()
+            kind = "tab or line break" if delimiter == "\t" else "line break"
+            raise FormatError(source, f"cannot write id {example!r}: it contains a {kind}")
+    if delimiter == ",":
+        pacsv.write_csv(table, out)
+        return
+    out.write(("\t".join(table.column_names) + "\n").encode("utf-8"))
+    step = 1 << 20
+    for s in range(0, table.num_rows, step):
+        part = table.slice(s, step)
+        text = [c if pa.types.is_string(c.type) else pc.cast(c, pa.string()) for c in part.columns]
+        lines = pc.binary_join_element_wise(text[0], text[1], pc.binary_join_element_wise(text[2], pa.scalar("\n"), ""), "\t")
+        write_lines(lines, out)

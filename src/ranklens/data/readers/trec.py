@@ -1,0 +1,376 @@
+"""TREC qrels (``qid iter docid rel``) and runs (``qid Q0 docid rank score tag``): read and write.
+
+Reading follows trec_eval (``get_trec_results.c``, ``get_qrels.c``): columns are separated by any run
+of whitespace (space, tab, CR, VT, FF), lines whose first non-blank character is ``#`` are comments,
+the ``iter``/``Q0`` and ``rank`` columns are ignored, labels are integers and scores are float64.
+Blank and whitespace-only lines are skipped in both files (trec_eval skips them in runs but calls
+them malformed in qrels; their meaning is unambiguous, so we accept them). Line numbers in messages
+count every physical line. Stricter than trec_eval: a run line with more than 6 columns is an error
+(trec_eval ignores fields after the tag), so is a label that is not an integer (trec_eval's ``atol``
+would read ``2.5`` as 2) and a score that is not a number (``atof`` would read ``high`` as 0).
+
+Three paths, fastest first, each falling back to the next:
+
+1. the file uses one delimiter consistently (single spaces, or single tabs): pyarrow's multi-threaded
+   CSV parser reads it as is;
+2. irregular whitespace: numpy collapses every run of whitespace to one space and trims line edges
+   (vectorised, chunk by chunk), then pyarrow parses the result;
+3. pyarrow rejected the input: a line-by-line scan finds the first bad line and says what is wrong.
+   It is also the reference semantics, so if it finds nothing wrong its result is used.
+"""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.readers import (
+    Columns,
+    check_text,
+    is_integer_token,
+    is_number_token,
+    nonblank_line_numbers,
+    text_end,
+    write_lines,
+)
+from ranklens.data.run import Run
+from ranklens.errors import FormatError
+
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    kind: str
+    names: tuple[str, ...]
+    types: tuple[pa.DataType, ...]
+    query: int
+    doc: int
+    value: int
+    tag: int | None
+    value_is_int: bool
+
+    @property
+    def header(self) -> str:
+        return " ".join(self.names)
+
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+_QRELS = _Layout(
+    "qrels", ("qid", "iter", "docid", "rel"), (pa.string(), _DICT, pa.string(), pa.int64()), 0, 2, 3, None, True
+)
+_RUN = _Layout(
+    "run",
+    ("qid", "Q0", "docid", "rank", "score", "tag"),
+    (pa.string(), _DICT, pa.string(), _DICT, pa.float64(), _DICT),
+    0, 2, 4, 5, False,
+)
+_SWAP_HINT = {
+    ("run", 4): "; this looks like a qrels file (qid iter docid rel); did you swap QRELS and RUN?",
+    ("qrels", 6): "; this looks like a run file (qid Q0 docid rank score tag); did you swap QRELS and RUN?",
+}
+_WS_BYTES = (32, 9, 13, 11, 12)  # space, tab, CR, VT, FF: what bytes.split() and trec_eval's isspace() split on
+_CHUNK = 1 << 20  # bytes per normalising step: small enough to stay in cache
+
+
+def read_qrels(data: bytes, source: str) -> Columns:
+    """Parse TREC qrels text.
+
+    >>> c = read_qrels(b"q1 0 d1 2\\n\\nq1\\t0\\td2   0\\n", "qrels.txt")
+    >>> list(c.query_id.to_pylist()), list(c.doc_id.to_pylist()), c.value.to_pylist(), c.line_numbers.tolist()
+    (['q1', 'q1'], ['d1', 'd2'], [2, 0], [1, 3])
+    """
+    return _read(data, source, _QRELS)
+
+
+def read_run(data: bytes, source: str) -> Columns:
+    """Parse a TREC run; ``Columns.tag`` is the tag shared by all rows, else the first row's tag.
+
+    >>> c = read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 -inf bm25\\n", "run.trec")
+    >>> c.doc_id.to_pylist(), c.value.to_pylist(), c.tag
+    (['d1', 'd2'], [2.5, -inf], 'bm25')
+    """
+    return _read(data, source, _RUN)
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def _read(data: bytes, source: str, layout: _Layout) -> Columns:
+    data = check_text(data, source)
+    end = text_end(data)
+    if end == 0:
+        raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    delimiter = _single_delimiter(data, end)
+    if delimiter is not None:
+        table = _parse(memoryview(data)[:end], delimiter, layout, skip_blank=False)
+        if table is not None and _no_empty_fields(table):
+            return _columns(table, layout, None)
+    normalised = _normalise_whitespace(data, end)
+    table = _parse(normalised, b" ", layout, skip_blank=True)
+    if table is None:
+        return _scan(data, source, layout)
+    lines = data.count(b"\n", 0, end) + 1
+    return _columns(table, layout, None if table.num_rows == lines else nonblank_line_numbers(normalised))
+
+
+def _single_delimiter(data: bytes, end: int) -> bytes | None:
+    """Return the delimiter if every line is fields separated by exactly one space, or one tab.
+
+    Only cheap one-byte scans here (a ``#`` anywhere sends the file to the normalising path, which
+    drops comment lines); doubled, leading and trailing delimiters show up as empty fields
+    or a wrong column count in the parse and send the file down the normalising path.
+    """
+    if data[0] in _WS_BYTES or data[0] == 10:
+        return None
+    nl = data.find(b"\n", 0, end)
+    first = data[: nl if nl >= 0 else end]
+    has_tab, has_space = b"\t" in first, b" " in first
+    if has_tab == has_space:
+        return None
+    delimiter, other = (b"\t", b" ") if has_tab else (b" ", b"\t")
+    for byte in (other, b"\x0b", b"\x0c", b"#"):
+        if data.find(byte, 0, end) >= 0:
+            return None
+    if data.find(b"\r", 0, end) >= 0 and data.count(b"\r", 0, end) != data.count(b"\r\n", 0, end):
+        return None
+    return delimiter
+
+
+def _parse(buffer: object, delimiter: bytes, layout: _Layout, *, skip_blank: bool) -> pa.Table | None:
+    """Parse with pyarrow; ``None`` if pyarrow rejects the input (the caller falls back)."""
+    names = [f"f{i}" for i in range(len(layout.names))]
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(pa.py_buffer(buffer)),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter.decode(),
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=skip_blank,
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict(zip(names, layout.types)),
+                null_values=[],
+                true_values=[],
+                false_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, ValueError):
+        return None
+
+
+def _no_empty_fields(table: pa.Table) -> bool:
+    for column in table.columns:
+        if pa.types.is_string(column.type):
+            if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
+                return False
+        elif pa.types.is_dictionary(column.type):
+            for chunk in column.chunks:
+                if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
+                    return False
+    return True
+
+
+def _columns(table: pa.Table, layout: _Layout, line_numbers: np.ndarray | None) -> Columns:
+    tag = None
+    if layout.tag is not None:
+        column = table.column(layout.tag)
+        seen: set[str] = set()
+        for chunk in column.chunks:
+            seen.update(chunk.dictionary.to_pylist())
+            if len(seen) > 1:
+                break
+        tag = seen.pop() if len(seen) == 1 else column[0].as_py()
+    return Columns(
+        table.column(layout.query), table.column(layout.doc), table.column(layout.value), line_numbers, tag
+    )
+
+
+def _normalise_whitespace(data: bytes, end: int) -> np.ndarray:
+    """Collapse whitespace runs to one space and drop it at line edges; newlines (so line numbers) are kept.
+
+    >>> raw = b"  a \\t b\\r\\n\\t\\nc  d  \\n"
+    >>> bytes(_normalise_whitespace(raw, text_end(raw)))
+    b'a b\\n\\nc d'
+    """
+    arr = np.frombuffer(data, dtype=np.uint8, count=end)
+    bounds = []
+    start = 0
+    while start < end:
+        stop = min(start + _CHUNK, end)
+        if stop < end:  # cut after a newline so no whitespace run or line spans two chunks
+            cut = data.rfind(b"\n", start, stop)
+            if cut < 0:
+                cut = data.find(b"\n", stop, end)
+            stop = end if cut < 0 else cut + 1
+        bounds.append((start, stop))
+        start = stop
+    workers = min(pa.cpu_count(), len(bounds))
+    if workers > 1:  # numpy releases the GIL in these loops, so threads share the work
+        with ThreadPoolExecutor(workers) as pool:
+            pieces = list(pool.map(lambda b: _normalise_chunk(arr[b[0] : b[1]]), bounds))
+    else:
+        pieces = [_normalise_chunk(arr[a:b]) for a, b in bounds]
+    return np.concatenate(pieces) if len(pieces) != 1 else pieces[0]
+
+
+def _normalise_chunk(arr: np.ndarray) -> np.ndarray:
+    ws = (arr == 32) | (arr == 9) | ((arr >= 11) & (arr <= 13))
+    keep = np.ones(arr.size, dtype=bool)
+    np.logical_not(ws[1:] & ws[:-1], out=keep[1:])  # keep the first byte of each whitespace run
+    collapsed = np.where(ws, np.uint8(32), arr)[keep]
+    space = collapsed == 32
+    newline = collapsed == 10
+    edge = np.empty(collapsed.size, dtype=bool)  # next to a line break or a chunk edge (chunks end lines)
+    edge[0] = edge[-1] = True
+    np.logical_or(newline[:-2], newline[2:], out=edge[1:-1])
+    out = collapsed[~(space & edge)]
+    return _drop_comments(out) if (out == 35).any() else out
+
+
+def _drop_comments(arr: np.ndarray) -> np.ndarray:
+    """Empty the lines that start with ``#`` (keeping their newline, so line numbers stay right)."""
+    newline = arr == 10
+    line_start = np.empty(arr.size, dtype=bool)
+    line_start[0] = True
+    line_start[1:] = newline[:-1]
+    comment_start = line_start & (arr == 35)
+    if not comment_start.any():
+        return arr
+    line = np.cumsum(newline) - newline  # index of the line each byte belongs to
+    is_comment = np.zeros(int(line[-1]) + 1, dtype=bool)
+    is_comment[line[comment_start]] = True
+    return arr[~(is_comment[line] & ~newline)]
+
+
+def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
+    """The reference semantics, one line at a time: used to name the first bad line precisely."""
+    width = len(layout.names)
+    queries: list[str] = []
+    docs: list[str] = []
+    values: list[str] = []
+    lines: list[int] = []
+    tags: set[bytes] = set()
+    first_tag = b""
+    for lineno, raw in enumerate(io.BytesIO(data), 1):
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) != width:
+            raise FormatError(source, _count_message(layout, len(fields), raw, first=not lines), lineno)
+        value = fields[layout.value].decode()
+        if layout.value_is_int and not is_integer_token(value):
+            raise FormatError(
+                source,
+                f"expected an integer relevance label in column {layout.value + 1} "
+                f"({layout.names[layout.value]}), got '{value}'",
+                lineno,
+            )
+        if not layout.value_is_int and not is_number_token(value):
+            raise FormatError(
+                source,
+                f"expected a number in column {layout.value + 1} ({layout.names[layout.value]}), got '{value}'",
+                lineno,
+            )
+        queries.append(fields[layout.query].decode())
+        docs.append(fields[layout.doc].decode())
+        values.append(value)
+        lines.append(lineno)
+        if layout.tag is not None:
+            if not tags:
+                first_tag = fields[layout.tag]
+            tags.add(fields[layout.tag])
+    if not lines:  # pragma: no cover - the caller already rejected empty input
+        raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    parsed = np.array(values).astype(np.int64 if layout.value_is_int else np.float64)
+    tag = (tags.pop() if len(tags) == 1 else first_tag).decode() if layout.tag is not None else None
+    return Columns(
+        pa.array(queries, pa.string()), pa.array(docs, pa.string()), pa.array(parsed),
+        np.array(lines, dtype=np.int64), tag,
+    )
+
+
+def _count_message(layout: _Layout, got: int, raw: bytes, *, first: bool) -> str:
+    message = f"expected {len(layout.names)} columns ({layout.header}), got {got}"
+    if first and (layout.kind, got) in _SWAP_HINT:
+        message += _SWAP_HINT[(layout.kind, got)]
+    elif got == 1 and b"," in raw:
+        message += "; the line has commas: is this a CSV file? (use --format csv)"
+    return message
+
+
+# --------------------------------------------------------------------------------------------- writing
+
+_WS_PATTERN = "[ \t\n\r\v\f]"
+
+
+def write_qrels(qrels: Qrels, out: BinaryIO, source: str) -> None:
+    """Write ``qid 0 docid rel`` lines, sorted by query then document id."""
+    _check_ids(qrels.query_ids, "query id", source)
+    _check_ids(qrels.doc_ids, "document id", source)
+    n = len(qrels)
+    for s in range(0, n, 1 << 20):
+        e = min(n, s + (1 << 20))
+        lines = pc.binary_join_element_wise(
+            qrels.query_ids.take(pa.array(qrels.query[s:e])),
+            pa.scalar("0"),
+            qrels.doc_ids.take(pa.array(qrels.doc[s:e])),
+            pc.binary_join_element_wise(pc.cast(pa.array(qrels.label[s:e]), pa.string()), pa.scalar("\n"), ""),
+            " ",
+        )
+        write_lines(lines, out)
+
+
+def write_run(run: Run, out: BinaryIO, tag: str, source: str) -> None:
+    """Write ``qid Q0 docid rank score tag`` lines; ranks follow trec_eval's order within each query:
+    score descending, ties by document id descending. Scores are written in the shortest form that
+    reads back to the same float64."""
+    _check_ids(run.query_ids, "query id", source)
+    _check_ids(run.doc_ids, "document id", source)
+    if not tag or any(ch in tag for ch in " \t\n\r\v\f"):
+        raise FormatError(source, f"cannot write run tag {tag!r}: a TREC tag must be non-empty, without whitespace")
+    order = np.lexsort((-run.doc.astype(np.int64), -run.score, run.query))
+    query = run.query[order]
+    counts = np.bincount(query, minlength=run.num_queries)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.arange(1, len(order) + 1, dtype=np.int64) - starts[query]
+    n = len(order)
+    tail = pa.scalar(tag + "\n")
+    for s in range(0, n, 1 << 20):
+        e = min(n, s + (1 << 20))
+        rows = order[s:e]
+        lines = pc.binary_join_element_wise(
+            run.query_ids.take(pa.array(query[s:e])),
+            pa.scalar("Q0"),
+            run.doc_ids.take(pa.array(run.doc[rows])),
+            pc.cast(pa.array(rank[s:e]), pa.string()),
+            pc.cast(pa.array(run.score[rows]), pa.string()),
+            tail,
+            " ",
+        )
+        write_lines(lines, out)
+
+
+def _check_ids(vocabulary: pa.Array, what: str, source: str) -> None:
+    if len(vocabulary) == 0:
+        return
+    bad = pc.match_substring_regex(vocabulary, _WS_PATTERN)
+    if pc.any(bad).as_py():
+        example = vocabulary.filter(bad)[0].as_py()
+        raise FormatError(
+            source, f"cannot write {what} {example!r} to a TREC file: TREC columns are separated by whitespace"
+        )
