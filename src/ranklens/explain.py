@@ -56,7 +56,8 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
     m = measures[0]
     ev = Evaluator([m], qrels, **options)
     order = "input" if dict(m.params).get("ties") == "input" else "score"
-    lists, notes = ev.align(run, order=order)
+    lists, _ = ev.align(run, order=order)  # notes about other queries do not concern this one
+    notes: list[str] = []
     ids = lists.query_ids.to_pylist()
     if query not in ids:
         hint = did_you_mean(query, ids)

@@ -90,7 +90,8 @@ def render_table(results: Sequence[Results], *, per_query: bool) -> str:
     console = Console(file=buf, width=max(80, 14 * (len(results) + 2)), force_terminal=False, color_system=None)
     if per_query:
         for r in results:
-            t = Table(title=f"{r.run} — {len(r.query_ids)} queries", title_justify="left")
+            n = len(r.query_ids)
+            t = Table(title=f"{r.run} — {n} quer{'y' if n == 1 else 'ies'}", title_justify="left")
             t.add_column("query")
             for m in r.measures:
                 t.add_column(str(m), justify="right")

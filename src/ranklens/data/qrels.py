@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +38,7 @@ class Qrels:
     doc: np.ndarray
     label: np.ndarray
     source: str = "<qrels>"
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
@@ -44,6 +46,13 @@ class Qrels:
     @property
     def num_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def doc_strings(self) -> pa.Array:
+        """The document id of every row (computed once)."""
+        if "doc_strings" not in self._cache:
+            self._cache["doc_strings"] = self.doc_ids.take(pa.array(self.doc))
+        return self._cache["doc_strings"]
 
     @property
     def offsets(self) -> np.ndarray:

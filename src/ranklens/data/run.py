@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from ranklens.data._hashing import has_repeats, pair_keys, string_hash
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.errors import DuplicateError, FormatError
 
@@ -20,26 +22,28 @@ class Run:
 
     Attributes:
         query_ids: vocabulary of query ids, sorted bytewise.
-        doc_ids: vocabulary of document ids, sorted bytewise, so comparing codes compares ids
-            the way trec_eval's ``strcmp`` tie-break does.
         query: int32 query code per row.
-        doc: int32 document code per row.
+        docs: the document id of every row (an Arrow string array, as read).
         score: float64 score per row (higher is better).
         name: the run tag (TREC column 6) or a name given by the caller.
         source: where the run came from, for messages.
 
+    Document ids are kept as read: a run has millions of distinct ones and the engine needs them only to
+    join with the (much smaller) qrels and to break ties. :attr:`doc` and :attr:`doc_ids` intern them on
+    first use, for writers and conversions.
+
     >>> r = Run.from_dict({"q1": {"d1": 2.0, "d2": 1.0}}, name="bm25")
-    >>> len(r), r.name
-    (2, 'bm25')
+    >>> len(r), r.name, r.doc_ids.to_pylist()
+    (2, 'bm25', ['d1', 'd2'])
     """
 
     query_ids: pa.Array
-    doc_ids: pa.Array
     query: np.ndarray
-    doc: np.ndarray
+    docs: pa.Array
     score: np.ndarray
     name: str = "run"
     source: str = "<run>"
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
@@ -47,6 +51,29 @@ class Run:
     @property
     def num_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def doc(self) -> np.ndarray:
+        """int32 document code per row, into :attr:`doc_ids` (interned on first use)."""
+        self._intern_docs()
+        return self._cache["doc"]  # type: ignore[no-any-return]
+
+    @property
+    def doc_ids(self) -> pa.Array:
+        """Vocabulary of document ids, sorted bytewise (interned on first use)."""
+        self._intern_docs()
+        return self._cache["doc_ids"]
+
+    @property
+    def doc_hash(self) -> np.ndarray:
+        """uint64 hash of every row's document id (computed once)."""
+        if "doc_hash" not in self._cache:
+            self._cache["doc_hash"] = string_hash(self.docs)
+        return self._cache["doc_hash"]  # type: ignore[no-any-return]
+
+    def _intern_docs(self) -> None:
+        if "doc" not in self._cache:
+            self._cache["doc"], self._cache["doc_ids"] = intern_sorted(self.docs)
 
     @classmethod
     def from_arrays(
@@ -71,9 +98,11 @@ class Run:
             )
             raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
         qcodes, qvocab = intern_sorted(qarr)
-        dcodes, dvocab = intern_sorted(darr)
-        _check_duplicates(qcodes, dcodes, qarr, darr, source, line_numbers, len(dvocab))
-        return cls(qvocab, dvocab, qcodes, dcodes, sc, name, source)
+        run = cls(qvocab, qcodes, darr, sc, name, source)
+        if has_repeats(pair_keys(qcodes, run.doc_hash)):
+            # a hash says "maybe": confirm (and locate) on the exact ids
+            _check_duplicates(qcodes, run.doc, qarr, darr, source, line_numbers, len(run.doc_ids))
+        return run
 
     @classmethod
     def from_dict(
@@ -97,10 +126,9 @@ class Run:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return pytrec_eval's form ``{query_id: {doc_id: score}}``."""
         qv = self.query_ids.to_pylist()
-        dv = self.doc_ids.to_pylist()
         out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(self.query.tolist(), self.doc.tolist(), self.score.tolist()):
-            out.setdefault(qv[q], {})[dv[d]] = s
+        for q, d, s in zip(self.query.tolist(), self.docs.to_pylist(), self.score.tolist()):
+            out.setdefault(qv[q], {})[d] = s
         return out
 
     def to_arrow(self) -> pa.Table:
@@ -108,7 +136,7 @@ class Run:
         return pa.table(
             {
                 "query_id": self.query_ids.take(pa.array(self.query)),
-                "doc_id": self.doc_ids.take(pa.array(self.doc)),
+                "doc_id": self.docs,
                 "score": pa.array(self.score),
             }
         )

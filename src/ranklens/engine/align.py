@@ -7,7 +7,9 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from ranklens.data._hashing import pair_keys, string_hash
 from ranklens.data._intern import lookup
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
@@ -98,39 +100,23 @@ def align(
         qlabel = np.maximum(qlabel, 0)
 
     nq_qrels = qrels.num_queries
-    # map the run's (small) vocabularies onto the qrels' ones, then take per row
+    # map the run's (small) query vocabulary onto the qrels' one, then take per row
     qmap = lookup(run.query_ids, qrels.query_ids)
     rq = qmap[run.query] if run.query.size else np.empty(0, np.int32)
     keep = rq >= 0
     run_only_rows = int(keep.size - np.count_nonzero(keep))
     run_only_queries = int(np.count_nonzero(qmap < 0))
-
-    dmap = lookup(run.doc_ids, qrels.doc_ids)
     rows = np.flatnonzero(keep) if run_only_rows else np.arange(keep.size)
     rq = rq[rows]
-    rdoc = run.doc[rows]
-    qd = dmap[rdoc] if rdoc.size else np.empty(0, np.int32)
-    # label lookup: qrels rows are sorted by (query, doc code) → one searchsorted on an int64 key
-    ndocs = max(len(qrels.doc_ids), 1)
-    qkey = qrels.query.astype(np.int64) * ndocs + qrels.doc
-    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
-    judged = qd >= 0
-    if qkey.size and judged.any():
-        rkey = rq[judged].astype(np.int64) * ndocs + qd[judged]
-        pos = np.searchsorted(qkey, rkey)
-        pos = np.minimum(pos, qkey.size - 1)
-        found = qkey[pos] == rkey
-        lab = np.where(found, qlabel[pos], NONPOOL)
-        # a negative qrels label means "pooled but unjudged" (trec_eval RELVALUE_UNJUDGED)
-        labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(np.int32)
     scores = run.score[rows]
 
-    # ONE sort: query, then score desc, then doc id desc (codes are bytewise-sorted ids)
+    labels = _labels(qrels, qlabel, run, rows, rq)
+
+    # ONE sort: query, then score desc, then (trec) doc id desc or (input) file order among ties
+    perm = _rank_order(rq, scores)
     if order == "score":
-        perm = np.lexsort((-rdoc.astype(np.int64), -scores, rq))
-    else:
-        perm = np.lexsort((-scores, rq))  # lexsort is stable: ties keep the input order
-    rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rdoc[perm]
+        perm = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
+    rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rows[perm]
 
     removed = 0
     if judged_only:
@@ -179,7 +165,7 @@ def align(
         labels=labels,
         scores=scores,
         docs=rdoc,
-        doc_ids=run.doc_ids,
+        doc_ids=run.docs,
         ideal_offsets=ideal_offsets,
         ideal_labels=il[iperm].astype(np.int32),
         ideal_docs=idoc[iperm],
@@ -195,3 +181,94 @@ def align(
         removed_unjudged_rows=removed,
     )
     return lists, report
+
+
+def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np.ndarray) -> np.ndarray:
+    """The qrels label of every kept run row (NONPOOL when not judged, UNJUDGED when negative).
+
+    A hash join on (query, document) keys finds candidate matches; each one is confirmed on the exact
+    document id, so a hash collision cannot produce a wrong label (it falls back to an exact join).
+    """
+    import polars as pl
+
+    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
+    if rows.size == 0 or len(qrels) == 0:
+        return labels
+    if "keys" not in qrels._cache:
+        qkeys = pair_keys(qrels.query, string_hash(qrels.doc_strings))
+        qrels._cache["keys"] = pl.DataFrame({"k": qkeys, "i": np.arange(qkeys.size, dtype=np.int64)})
+    rkeys = pair_keys(rq, run.doc_hash[rows])
+    joined = pl.DataFrame({"k": rkeys}).join(qrels._cache["keys"], on="k", how="left", maintain_order="left")
+    if joined.height != rows.size:  # two qrels rows share a key: a collision; use the exact join
+        return _labels_exact(qrels, qlabel, run, rows, rq)
+    idx = joined["i"].fill_null(-1).to_numpy()
+    found = np.flatnonzero(idx >= 0)
+    qi = idx[found]
+    same_doc = pc.equal(run.docs.take(pa.array(rows[found])), qrels.doc_strings.take(pa.array(qi)))
+    if not (pc.all(same_doc).as_py() in (True, None) and np.array_equal(qrels.query[qi], rq[found])):
+        return _labels_exact(qrels, qlabel, run, rows, rq)
+    lab = qlabel[qi]
+    # a negative qrels label means "pooled but unjudged" (trec_eval RELVALUE_UNJUDGED)
+    labels[found] = np.where(lab < 0, UNJUDGED, lab).astype(np.int32)
+    return labels
+
+
+def _labels_exact(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np.ndarray) -> np.ndarray:
+    """The same join on interned document codes (slower; used only after a hash collision)."""
+    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
+    dmap = lookup(run.doc_ids, qrels.doc_ids)
+    qd = dmap[run.doc[rows]]
+    ndocs = max(len(qrels.doc_ids), 1)
+    qkey = qrels.query.astype(np.int64) * ndocs + qrels.doc
+    judged = qd >= 0
+    if qkey.size and judged.any():
+        rkey = rq[judged].astype(np.int64) * ndocs + qd[judged]
+        pos = np.minimum(np.searchsorted(qkey, rkey), qkey.size - 1)
+        found = qkey[pos] == rkey
+        lab = np.where(found, qlabel[pos], NONPOOL)
+        labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(np.int32)
+    return labels
+
+
+def _rank_order(rq: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """A permutation sorting rows by query, then score descending, keeping input order among ties.
+
+    Run files are usually written grouped by query and in rank order: then no sort is needed (an O(n)
+    check), or only whole query blocks move (when queries come in another order).
+    """
+    n = rq.size
+    if n == 0:
+        return np.arange(0)
+    same_q = rq[1:] == rq[:-1]
+    if bool(np.all(~same_q | (scores[1:] <= scores[:-1]))):
+        starts = np.concatenate(([0], np.flatnonzero(~same_q) + 1))
+        block_q = rq[starts]
+        if bool(np.all(block_q[1:] > block_q[:-1])):
+            return np.arange(n)
+        if np.unique(block_q).size == block_q.size:  # each query is one contiguous block
+            lengths = np.diff(np.concatenate((starts, [n])))
+            order = np.argsort(block_q, kind="stable")
+            new_starts = np.repeat(starts[order], lengths[order])
+            within = np.arange(n) - np.repeat(np.concatenate(([0], np.cumsum(lengths[order])[:-1])), lengths[order])
+            return new_starts + within
+    return np.lexsort((-scores, rq))  # lexsort is stable: ties keep the input order
+
+
+def _break_ties_by_doc_desc(
+    perm: np.ndarray, rq: np.ndarray, scores: np.ndarray, docs: pa.Array, rows: np.ndarray
+) -> np.ndarray:
+    """Reorder each run of tied rows (same query and score) by document id descending (``strcmp``)."""
+    q, s = rq[perm], scores[perm]
+    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tie.any():
+        return perm
+    member = np.zeros(perm.size, dtype=bool)
+    member[1:] |= tie
+    member[:-1] |= tie
+    pos = np.flatnonzero(member)
+    group = np.cumsum(np.concatenate(([True], ~tie[pos[:-1]] | (np.diff(pos) != 1))))
+    table = pa.table({"g": pa.array(group), "d": docs.take(pa.array(rows[perm[pos]]))})
+    order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    out = perm.copy()
+    out[pos] = perm[pos[order]]
+    return out

@@ -111,9 +111,13 @@ def _read(data: bytes, source: str, layout: _Layout) -> Columns:
         raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
     delimiter = _single_delimiter(data, end)
     if delimiter is not None:
-        table = _parse(memoryview(data)[:end], delimiter, layout, skip_blank=False)
-        if table is not None and _no_empty_fields(table):
-            return _columns(table, layout, None)
+        # only the three needed columns are converted; pyarrow still checks every line's column count.
+        # An empty field (doubled delimiter) in an ignored column can only keep the count right by
+        # standing in for a missing field, which leaves the needed values where they belong.
+        table = _parse(memoryview(data)[:end], delimiter, layout, skip_blank=False, needed_only=True)
+        if table is not None and _no_empty_fields(table.select([0, 1])):
+            nl = data.find(b"\n", 0, end)
+            return _columns(table, layout, None, first_line=data[: nl if nl >= 0 else end])
     normalised = _normalise_whitespace(data, end)
     table = _parse(normalised, b" ", layout, skip_blank=True)
     if table is None:
@@ -145,9 +149,12 @@ def _single_delimiter(data: bytes, end: int) -> bytes | None:
     return delimiter
 
 
-def _parse(buffer: object, delimiter: bytes, layout: _Layout, *, skip_blank: bool) -> pa.Table | None:
+def _parse(
+    buffer: object, delimiter: bytes, layout: _Layout, *, skip_blank: bool, needed_only: bool = False
+) -> pa.Table | None:
     """Parse with pyarrow; ``None`` if pyarrow rejects the input (the caller falls back)."""
     names = [f"f{i}" for i in range(len(layout.names))]
+    include = [names[layout.query], names[layout.doc], names[layout.value]] if needed_only else []
     try:
         return pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(buffer)),
@@ -167,6 +174,7 @@ def _parse(buffer: object, delimiter: bytes, layout: _Layout, *, skip_blank: boo
                 false_values=[],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
+                include_columns=include,
             ),
         )
     except (pa.ArrowException, ValueError):
@@ -185,8 +193,15 @@ def _no_empty_fields(table: pa.Table) -> bool:
     return True
 
 
-def _columns(table: pa.Table, layout: _Layout, line_numbers: np.ndarray | None) -> Columns:
+def _columns(
+    table: pa.Table, layout: _Layout, line_numbers: np.ndarray | None, *, first_line: bytes | None = None
+) -> Columns:
     tag = None
+    if first_line is not None:
+        if layout.tag is not None:
+            fields = first_line.decode("utf-8", "replace").split()
+            tag = fields[layout.tag] if len(fields) > layout.tag else None
+        return Columns(table.column(0), table.column(1), table.column(2), line_numbers, tag)
     if layout.tag is not None:
         column = table.column(layout.tag)
         seen: set[str] = set()
