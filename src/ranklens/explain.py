@@ -50,7 +50,7 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
     >>> round(e.dcg, 3), round(e.idcg, 3), round(e.value, 3)
     (5.361, 5.893, 0.91)
     """
-    measures = parse_many([measure] if isinstance(measure, (str, Measure)) else measure)
+    measures = parse_many([measure])
     if len(measures) != 1:
         raise InputError(f"explain takes one measure; '{measure}' gives {len(measures)}")
     m = measures[0]

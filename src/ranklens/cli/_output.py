@@ -63,7 +63,7 @@ def render_tsv(results: Sequence[Results], *, per_query: bool) -> str:
 
 def _rows(r: Results, per_query: bool) -> list[tuple[str, str, str]]:
     names = [str(m) for m in r.measures]
-    out = []
+    out: list[tuple[str, str, str]] = []
     if per_query:
         for q, row in zip(r.query_ids, r.values.tolist()):
             out.extend((n, q, _full(v)) for n, v in zip(names, row))

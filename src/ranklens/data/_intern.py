@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 
-def to_string_array(values: object) -> pa.Array:
+def to_string_array(values: Any) -> pa.Array:
     """Return ``values`` as a flat Arrow string array (ids are always compared as strings)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()

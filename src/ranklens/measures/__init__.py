@@ -12,6 +12,7 @@ for _family in FAMILIES:
     register(_family)
 
 from ranklens.measures.parse import parse, parse_many  # noqa: E402
+from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 
 nDCG = get_family("nDCG")
 DCG = get_family("DCG")

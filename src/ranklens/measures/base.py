@@ -80,6 +80,7 @@ def _num(x: float) -> str:
 
 
 def _coerce_gain(value: Any, where: str) -> str | GainMap:
+    items: Any
     if isinstance(value, Mapping):
         items = value.items()
     elif isinstance(value, tuple) and all(isinstance(t, tuple) and len(t) == 2 for t in value):

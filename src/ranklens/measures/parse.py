@@ -21,7 +21,7 @@ __all__ = ["parse", "parse_many"]
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 
 
-def parse(text: str) -> Measure:
+def parse(text: str | Measure) -> Measure:
     """Parse one measure in the ranklens language.
 
     >>> parse("ndcg@10")
@@ -59,7 +59,7 @@ def parse(text: str) -> Measure:
     return Measure.build(family, params, cutoff)
 
 
-def parse_many(texts: Iterable[str] | str, *, rel_level: int | None = None) -> list[Measure]:
+def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: int | None = None) -> list[Measure]:
     """Parse measures in the ranklens language or as trec_eval names (``ndcg_cut.5,10`` gives two).
 
     ``rel_level`` sets ``rel`` for every measure that has the parameter and does not set it (trec_eval ``-l``).
@@ -70,9 +70,10 @@ def parse_many(texts: Iterable[str] | str, *, rel_level: int | None = None) -> l
     """
     from ranklens.measures.trec_names import is_trec_name, parse_trec
 
-    items = [texts] if isinstance(texts, str) else list(texts)
+    items: list[Measure | str] = [texts] if isinstance(texts, str) else list(texts)
     out: list[Measure] = []
     for item in items:
+        found: list[Measure]
         if isinstance(item, Measure):
             found = [item]
         elif is_trec_name(item):

@@ -1,118 +1,224 @@
 """trec_eval measure names (``ndcg_cut.5,10``, ``P.5``, ``map``, ``recip_rank``) → ranklens measures.
 
 Each trec_eval name maps to one or more :class:`Measure` values plus the name trec_eval prints for each
-(``ndcg_cut.5,10`` → ``ndcg_cut_5``/``nDCG@5`` and ``ndcg_cut_10``/``nDCG@10``).
+(``ndcg_cut.5,10`` → ``ndcg_cut_5``/``nDCG@5`` and ``ndcg_cut_10``/``nDCG@10``). Parameters follow
+trec_eval v10.0's ``meas_init.c``: integer cutoffs and float levels are sorted ascending and must be
+unique (cutoffs also positive); ``level=gain`` pairs and float parameter lists are kept in order and the
+printed name becomes ``name_<parameters as given>`` (``ndcg.1=1,2=3`` prints ``ndcg_1=1,2=3``).
+
+``relstring`` and ``runid`` are not measures (they print text); :mod:`ranklens.trec_eval` handles them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ranklens.errors import MeasureError, did_you_mean
 from ranklens.measures.base import Measure
-from ranklens.measures.parse import parse
+from ranklens.measures.registry import get_family
+from ranklens.measures.trec_families import ELEVEN_POINTS
 
-__all__ = ["TREC_MEASURES", "TrecName", "is_trec_name", "parse_trec", "trec_examples"]
+__all__ = ["TREC_MEASURES", "TrecName", "add", "is_trec_name", "parse_trec", "trec_examples"]
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+KINDS = ("single", "cutoffs", "levels", "gains", "params")
 
 
 @dataclass(frozen=True)
 class TrecName:
     """How one trec_eval measure name expands.
 
-    ``kind``: ``"single"`` (no parameters), ``"cutoffs"`` (a comma list of positive integers, printed as
-    ``name_k``), ``"gains"`` (``level=gain`` pairs, as ``ndcg``), or ``"floats"`` (a comma list of numbers
-    printed with two decimals, as ``Rprec_mult``); ``build(value)`` gives the measure for one value.
+    ``kind`` (trec_eval's parameter style):
+
+    * ``"single"``: no parameters;
+    * ``"cutoffs"``: comma list of positive integers, one measure each, printed ``name_k``;
+    * ``"levels"``: comma list of numbers, one measure each, printed ``name_%.2f`` (``Rprec_mult_0.20``);
+    * ``"gains"``: ``name=value`` pairs (``level=gain``, and ``p=`` for rbp) for one measure;
+    * ``"params"``: comma list of numbers for one measure (``11pt_avg``, ``set_F``, ``utility``).
+
+    ``build(value)`` gives the measure for one cutoff or level, or for the parsed parameters (``None``
+    when none were given) of the one-measure kinds.
     """
 
     name: str
     kind: str
-    build: Callable[[object], Measure]
-    defaults: tuple[object, ...] = ()
-    printed: Callable[[object], str] | None = None
+    build: Callable[[Any], Measure]
+    defaults: tuple[Any, ...] = ()
 
     def expand(self, params: str | None) -> list[tuple[str, Measure]]:
+        """``(printed name, measure)`` pairs for this name with ``params`` (the text after the first '.')."""
         if self.kind == "single":
             if params:
                 raise MeasureError(f"trec_eval measure '{self.name}' takes no parameters; got '{params}'")
             return [(self.name, self.build(None))]
-        if self.kind == "gains":
-            return [(self.name, self.build(_gain_params(self.name, params)))]
-        values: list[object] = list(self.defaults)
+        if self.kind in ("gains", "params"):
+            if not params:
+                return [(self.name, self.build(None))]
+            parsed = _pairs(self.name, params) if self.kind == "gains" else _numbers(self.name, params)
+            return [(f"{self.name}_{params}", self.build(parsed))]
+        values: list[Any] = list(self.defaults)
         if params:
-            try:
-                values = [int(v) if self.kind == "cutoffs" else float(v) for v in params.split(",")]
-            except ValueError:
-                raise MeasureError(
-                    f"trec_eval measure '{self.name}.{params}': parameters must be comma-separated "
-                    f"{'positive integers' if self.kind == 'cutoffs' else 'numbers'}"
-                ) from None
-            if self.kind == "cutoffs" and (any(v <= 0 for v in values) or len(set(values)) != len(values)):  # type: ignore[operator]
-                raise MeasureError(
-                    f"trec_eval measure '{self.name}.{params}': cutoffs must be positive without duplicates"
-                )
-        printed = self.printed or (lambda v: f"{self.name}_{v}")
-        return [(printed(v), self.build(v)) for v in values]
+            values = _cutoffs(self.name, params) if self.kind == "cutoffs" else sorted(_numbers(self.name, params))
+            if len(set(values)) != len(values):
+                raise MeasureError(f"trec_eval measure '{self.name}.{params}': duplicate cutoffs")
+        if self.kind == "cutoffs":
+            return [(f"{self.name}_{v}", self.build(v)) for v in values]
+        return [(f"{self.name}_{float(v):.2f}", self.build(v)) for v in values]
 
 
-def _gain_params(name: str, params: str | None) -> tuple[tuple[int, float], ...] | None:
-    if not params:
-        return None
-    pairs = []
+def _numbers(name: str, params: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in params.split(","))
+    except ValueError:
+        raise MeasureError(f"trec_eval measure '{name}.{params}': parameters must be comma-separated numbers") from None
+
+
+def _cutoffs(name: str, params: str) -> list[int]:
+    try:
+        values = sorted(int(v) for v in params.split(","))
+    except ValueError:
+        raise MeasureError(
+            f"trec_eval measure '{name}.{params}': cutoffs must be comma-separated positive integers"
+        ) from None
+    if values[0] <= 0:
+        raise MeasureError(f"trec_eval measure '{name}.{params}': cutoffs must be positive")
+    return values
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _pairs(name: str, params: str) -> tuple[tuple[str, float], ...]:
+    out = []
     for item in params.split(","):
-        if "=" not in item:
-            raise MeasureError(f"trec_eval measure '{name}.{params}': expected level=gain pairs like 1=1,2=3")
-        lvl, gain = item.split("=", 1)
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise MeasureError(f"trec_eval measure '{name}.{params}': expected name=value pairs like 1=1,2=3")
         try:
-            pairs.append((int(lvl), float(gain)))
+            out.append((key, float(value)))
         except ValueError:
-            raise MeasureError(f"trec_eval measure '{name}.{params}': '{item}' is not level=gain") from None
-    return tuple(pairs)
+            raise MeasureError(f"trec_eval measure '{name}.{params}': '{item}' is not name=number") from None
+    return tuple(out)
 
 
-def _p(text: str) -> Callable[[object], Measure]:
-    def build(value: object) -> Measure:
-        return parse(text.format(value))
+def gain_map(pairs: tuple[tuple[str, float], ...] | None) -> tuple[tuple[int, float], ...] | None:
+    """The ``level=gain`` pairs as a gain map; names that are not integers are ignored, as trec_eval's
+    ``setup_gains`` does (``rbp.p=0.8`` names a parameter, not a level)."""
+    if not pairs:
+        return None
+    levels = tuple((int(k), v) for k, v in pairs if _INT.fullmatch(k))
+    return levels or None
+
+
+def _family(name: str, **fixed: Any) -> Callable[[Any], Measure]:
+    def build(_: Any) -> Measure:
+        return get_family(name)(**fixed)
 
     return build
 
 
-def _with_gain(text: str) -> Callable[[object], Measure]:
-    def build(value: object) -> Measure:
-        m = parse(text)
-        return m(gain=value) if value else m
+def _cut(name: str) -> Callable[[Any], Measure]:
+    def build(k: Any) -> Measure:
+        return get_family(name) @ int(k)
 
     return build
+
+
+def _level(name: str, param: str) -> Callable[[Any], Measure]:
+    def build(v: Any) -> Measure:
+        return get_family(name)(**{param: float(v)})
+
+    return build
+
+
+def _gains(name: str) -> Callable[[Any], Measure]:
+    def build(pairs: Any) -> Measure:
+        g = gain_map(pairs)
+        return get_family(name)(gain=g) if g else get_family(name)()
+
+    return build
+
+
+def _rbp(pairs: Any) -> Measure:
+    params: dict[str, Any] = {}
+    for key, value in pairs or ():
+        if key == "p":
+            params["p"] = value
+    g = gain_map(pairs)
+    if g:
+        params["gain"] = g
+    return get_family("TrecRBP")(**params)
+
+
+def _iprec_avg(values: Any) -> Measure:
+    return get_family("IPrecAvg")(recall=values) if values else get_family("IPrecAvg")()
+
+
+def _set_f(values: Any) -> Measure:
+    return get_family("SetF")(beta2=values[0]) if values else get_family("SetF")()
+
+
+def _utility(values: Any) -> Measure:
+    if not values:
+        return get_family("Utility")()
+    if len(values) != 4:
+        raise MeasureError(f"trec_eval measure 'utility' takes exactly 4 coefficients a,b,c,d; got {len(values)}")
+    return get_family("Utility")(**dict(zip("abcd", values)))
 
 
 TREC_MEASURES: dict[str, TrecName] = {}
 
 
 def add(spec: TrecName) -> None:
-    """Register a trec_eval name (used by :mod:`ranklens.trec_eval` for the rest of ``all_trec``)."""
+    """Register a trec_eval name."""
+    if spec.kind not in KINDS:
+        raise MeasureError(f"trec name kind must be one of {', '.join(KINDS)}; got {spec.kind!r}")
     TREC_MEASURES[spec.name.lower()] = spec
 
 
 for _spec in (
-    TrecName("num_q", "single", _p("NumQ")),
-    TrecName("num_ret", "single", _p("NumRet")),
-    TrecName("num_rel", "single", _p("NumRel")),
-    TrecName("num_rel_ret", "single", _p("NumRelRet")),
-    TrecName("map", "single", _p("AP")),
-    TrecName("Rprec", "single", _p("Rprec")),
-    TrecName("bpref", "single", _p("Bpref")),
-    TrecName("recip_rank", "single", _p("RR")),
-    TrecName("infAP", "single", _p("infAP")),
-    TrecName("ndcg", "gains", _with_gain("nDCG")),
-    TrecName("dcg", "gains", _with_gain("DCG")),
-    TrecName("ideal_dcg", "gains", _with_gain("IDCG")),
-    TrecName("P", "cutoffs", _p("P@{}"), DEFAULT_CUTOFFS),
-    TrecName("recall", "cutoffs", _p("R@{}"), DEFAULT_CUTOFFS),
-    TrecName("ndcg_cut", "cutoffs", _p("nDCG@{}"), DEFAULT_CUTOFFS),
-    TrecName("map_cut", "cutoffs", _p("AP@{}"), DEFAULT_CUTOFFS),
-    TrecName("success", "cutoffs", _p("Success@{}"), (1, 5, 10)),
+    TrecName("num_q", "single", _family("NumQ")),
+    TrecName("num_ret", "single", _family("NumRet")),
+    TrecName("num_rel", "single", _family("NumRel")),
+    TrecName("num_rel_ret", "single", _family("NumRelRet")),
+    TrecName("map", "single", _family("AP")),
+    TrecName("gm_map", "single", _family("GMAP")),
+    TrecName("Rprec", "single", _family("Rprec")),
+    TrecName("bpref", "single", _family("Bpref")),
+    TrecName("recip_rank", "single", _family("RR")),
+    TrecName("iprec_at_recall", "levels", _level("IPrec", "recall"), ELEVEN_POINTS),
+    TrecName("P", "cutoffs", _cut("P"), DEFAULT_CUTOFFS),
+    TrecName("recall", "cutoffs", _cut("R"), DEFAULT_CUTOFFS),
+    TrecName("infAP", "single", _family("infAP")),
+    TrecName("gm_bpref", "single", _family("GMBpref")),
+    TrecName("Rprec_mult", "levels", _level("RprecMult", "mult"), RPREC_MULTS),
+    TrecName("utility", "params", _utility),
+    TrecName("11pt_avg", "params", _iprec_avg),
+    TrecName("binG", "single", _family("BinG")),
+    TrecName("G", "gains", _gains("G")),
+    TrecName("dcg", "gains", _gains("DCG")),
+    TrecName("ideal_dcg", "gains", _gains("IDCG")),
+    TrecName("ndcg", "gains", _gains("nDCG")),
+    TrecName("ndcg_rel", "gains", _gains("nDCGRel")),
+    TrecName("Rndcg", "gains", _gains("RnDCG")),
+    TrecName("ndcg_cut", "cutoffs", _cut("nDCG"), DEFAULT_CUTOFFS),
+    TrecName("map_cut", "cutoffs", _cut("AP"), DEFAULT_CUTOFFS),
+    TrecName("relative_P", "cutoffs", _cut("RelativeP"), DEFAULT_CUTOFFS),
+    TrecName("success", "cutoffs", _cut("Success"), (1, 5, 10)),
+    TrecName("set_P", "single", _family("SetP")),
+    TrecName("set_relative_P", "single", _family("SetRelativeP")),
+    TrecName("set_recall", "single", _family("R")),
+    TrecName("set_map", "single", _family("SetAP")),
+    TrecName("set_F", "params", _set_f),
+    TrecName("num_nonrel_judged_ret", "single", _family("NumNonRelJudgedRet")),
+    TrecName("rbp", "gains", _rbp),
+    TrecName("rbp_resid", "single", _family("TrecRBPResidual")),
+    TrecName("unj", "cutoffs", _cut("Unjudged"), (5, 10, 20)),
 ):
     add(_spec)
 
@@ -122,25 +228,40 @@ def _split(text: str) -> tuple[str, str | None]:
     return name, (params or None)
 
 
+def lookup(name: str) -> TrecName | None:
+    """The trec_eval name ``name`` (case-insensitive), unless it is a ranklens family name in other case:
+    ``rbp`` is trec_eval's RBP, ``RBP`` the RBP family."""
+    spec = TREC_MEASURES.get(name.lower())
+    if spec is None or spec.name == name:
+        return spec
+    try:
+        get_family(name)
+    except MeasureError:
+        return spec
+    return None
+
+
 def is_trec_name(text: object) -> bool:
     """True when ``text`` is a trec_eval measure name (with or without parameters)."""
     if not isinstance(text, str):
         return False
-    name, params = _split(text)
-    if name.lower() not in TREC_MEASURES:
-        return False
     # 'P' alone or 'map' are trec names; 'P@5' or 'AP(rel=2)' are not
-    return "@" not in text and "(" not in text
+    if "@" in text or "(" in text:
+        return False
+    name, _ = _split(text)
+    return lookup(name) is not None
 
 
 def parse_trec(text: str) -> list[tuple[str, Measure]]:
     """Expand a trec_eval measure name into ``(printed name, measure)`` pairs.
 
-    >>> [(n, str(m)) for n, m in parse_trec("ndcg_cut.5,10")]
+    >>> [(n, str(m)) for n, m in parse_trec("ndcg_cut.10,5")]
     [('ndcg_cut_5', 'nDCG@5'), ('ndcg_cut_10', 'nDCG@10')]
+    >>> [(n, str(m)) for n, m in parse_trec("ndcg.1=1,2=3")]
+    [('ndcg_1=1,2=3', 'nDCG(gain={1:1,2:3})')]
     """
     name, params = _split(text)
-    spec = TREC_MEASURES.get(name.lower())
+    spec = lookup(name)
     if spec is None:
         raise MeasureError(f"unknown trec_eval measure '{text}'{did_you_mean(name, [s.name for s in TREC_MEASURES.values()])}")
     return spec.expand(params)
@@ -150,5 +271,5 @@ def trec_examples() -> list[str]:
     """Names to suggest from (``ndcg_cut.10`` style)."""
     out = []
     for spec in TREC_MEASURES.values():
-        out.append(spec.name if spec.kind in ("single", "gains") else f"{spec.name}.10")
+        out.append(spec.name if spec.kind in ("single", "gains", "params") else f"{spec.name}.10")
     return out
