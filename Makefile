@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RANKLENS := $(VENV)/bin/ranklens
 
-.PHONY: demo test venv venv-test lint bench clean
+.PHONY: demo test venv venv-test lint bench clean docs
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,6 @@ test: venv-test
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+
+docs: venv
+	$(PY) -m ranklens.measures.catalog README.md

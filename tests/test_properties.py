@@ -259,9 +259,10 @@ def test_agrees_with_reference_implementation(coll: Collection, negative: str, m
     for qid in run:
         q = {d: max(lab, 0) for d, lab in qrels[qid].items()} if negative == "zero" else qrels[qid]
         ranking = ref.ranked_labels(q, ref.trec_order(run[qid]))
+        # trec_eval (form_res_rels.c) cuts at -M first, then -J drops the unjudged documents
+        ranking = ranking[:max_docs] if max_docs else ranking
         if judged_only:
             ranking = [lab for lab in ranking if lab is not None and lab >= 0]
-        ranking = ranking[:max_docs] if max_docs else ranking
         judged = list(q.values())
         for name, fn in REFERENCE.items():
             assert res.per_query(name)[qid] == pytest.approx(fn(ranking, judged), abs=TOL), (name, qid)

@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("ranklens.cli.eval_cmd", "command", "Evaluate one or more runs against qrels."),
     "trec-eval": ("ranklens.cli.trec_eval_cmd", "command", "Drop-in replacement for trec_eval 10.0."),
     "explain": ("ranklens.cli.explain_cmd", "command", "Show the worked computation of a measure for one query."),
+    "measures": ("ranklens.cli.measures_cmd", "command", "List every measure and its parameters."),
     "compare": ("ranklens.cli.compare_cmd", "command", "Compare systems with paired significance tests."),
     "gate": ("ranklens.cli.gate_cmd", "command", "CI regression gate: exit 1 when a quality rule fails."),
 }

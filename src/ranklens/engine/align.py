@@ -83,7 +83,8 @@ def align(
             when any qrels query is missing from the run.
         negative: ``"trec"`` treats negative labels as "pooled but unjudged" (gain 0, not in the ideal);
             ``"zero"`` maps them to a judged 0; ``"error"`` raises.
-        judged_only: drop retrieved documents without a non-negative judgement (trec_eval ``-J``).
+        judged_only: drop retrieved documents without a non-negative judgement (trec_eval ``-J``),
+            after the ``max_docs`` cut, as trec_eval does.
         max_docs: evaluate only the first ``max_docs`` documents per query after sorting (``-M``).
     """
     if max_docs is not None and max_docs < 1:
@@ -118,12 +119,6 @@ def align(
         perm = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
     rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rows[perm]
 
-    removed = 0
-    if judged_only:
-        ok = labels >= 0
-        removed = int(ok.size - np.count_nonzero(ok))
-        rq, labels, scores, rdoc = rq[ok], labels[ok], scores[ok], rdoc[ok]
-
     counts = np.bincount(rq, minlength=nq_qrels)
     truncated = 0
     if max_docs is not None and rq.size:
@@ -133,6 +128,14 @@ def align(
         if truncated:
             rq, labels, scores, rdoc = rq[within], labels[within], scores[within], rdoc[within]
             counts = np.bincount(rq, minlength=nq_qrels)
+
+    removed = 0
+    if judged_only:
+        ok = labels >= 0
+        removed = int(ok.size - np.count_nonzero(ok))
+        rq, labels, scores, rdoc = rq[ok], labels[ok], scores[ok], rdoc[ok]
+
+    counts = np.bincount(rq, minlength=nq_qrels)
 
     present = np.zeros(nq_qrels, dtype=bool)
     present[np.unique(qmap[qmap >= 0])] = True

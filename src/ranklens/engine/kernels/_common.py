@@ -27,13 +27,20 @@ def gains(labels: np.ndarray, gain: object) -> np.ndarray:
     return np.where(judged, out, 0.0)
 
 
-def discounts(rank0: np.ndarray, m: Measure) -> np.ndarray:
-    """Discount of each 0-based rank: 1/log2(i+1), or Järvelin–Kekäläinen with base b."""
+def discount_divisors(rank0: np.ndarray, m: Measure) -> np.ndarray:
+    """What the gain at each 0-based rank is divided by: log2(i+1) for rank i, or (Järvelin–Kekäläinen,
+    base b) 1 for i < b and log_b(i) after. Kernels divide rather than multiply by a reciprocal so that
+    every sum is bit-identical to trec_eval's ``gain / log2(rank + 1)``."""
     i = rank0.astype(np.float64) + 1.0
     if m.get("discount") == "jk":
         b = float(m.get("base"))
-        return np.where(i < b, 1.0, np.log(b) / np.log(np.maximum(i, b)))
-    return 1.0 / np.log2(i + 1.0)
+        return np.where(i < b, 1.0, np.log(np.maximum(i, b)) / np.log(b))
+    return np.log2(i + 1.0)
+
+
+def discounts(rank0: np.ndarray, m: Measure) -> np.ndarray:
+    """Discount of each 0-based rank: 1/log2(i+1), or Järvelin–Kekäläinen with base b (for display)."""
+    return 1.0 / discount_divisors(rank0, m)
 
 
 def within(lists: RankedLists, k: int | None) -> np.ndarray:

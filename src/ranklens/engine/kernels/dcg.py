@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranklens.engine.kernels._common import discounts, gains, sort_desc_per_query, tie_groups, within
+from ranklens.engine.kernels._common import discount_divisors, gains, sort_desc_per_query, tie_groups, within
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
 
@@ -23,15 +23,16 @@ from ranklens.measures.base import Measure
 def dcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """DCG@k per query."""
     g = gains(lists.labels, m.get("gain"))
-    d = discounts(lists.rank0, m) * within(lists, m.cutoff)
+    div = discount_divisors(lists.rank0, m)
+    top = within(lists, m.cutoff)
     if m.get("ties") == "average" and g.size:
         gid, gstart = tie_groups(lists)
         sizes = np.diff(gstart)
         mean_gain = np.bincount(gid, weights=g) / sizes
-        disc_sum = np.bincount(gid, weights=d)
+        disc_sum = np.bincount(gid, weights=np.where(top, 1.0 / div, 0.0))
         group_query = lists.row_query[gstart[:-1]]
         return np.bincount(group_query, weights=mean_gain * disc_sum, minlength=lists.num_queries)
-    return lists.per_query_sum(g * d)
+    return lists.per_query_sum(np.where(top, g / div, 0.0))
 
 
 def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -64,10 +65,10 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
     counts = np.bincount(query, minlength=lists.num_queries)
     offsets = np.concatenate(([0], np.cumsum(counts)))
     rank0 = np.arange(g.size) - np.repeat(offsets[:-1], counts)
-    d = discounts(rank0, m)
+    contribution = g / discount_divisors(rank0, m)
     if k is not None:
-        d = d * (rank0 < k)
-    return np.bincount(query, weights=g * d, minlength=lists.num_queries)
+        contribution = np.where(rank0 < k, contribution, 0.0)
+    return np.bincount(query, weights=contribution, minlength=lists.num_queries)
 
 
 def ndcg(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -82,5 +83,5 @@ def ndcg(lists: RankedLists, m: Measure) -> np.ndarray:
 def _discount_prefix(n: np.ndarray, m: Measure) -> np.ndarray:
     """Σ_{i < n_q} D(i) per query."""
     top = int(n.max()) if n.size else 0
-    prefix = np.concatenate(([0.0], np.cumsum(discounts(np.arange(top), m))))
+    prefix = np.concatenate(([0.0], np.cumsum(1.0 / discount_divisors(np.arange(top), m))))
     return prefix[n]

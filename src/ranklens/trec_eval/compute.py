@@ -1,0 +1,96 @@
+"""Per-query values of the selected measures, the way trec_eval 10.0's main loop produces them.
+
+trec_eval evaluates every query of the qrels, in ``strcmp`` order of query ids (``trec_eval.c``). A query
+the run lacks is an error unless ``-c``; with ``-c`` it is ranked against a placeholder document that no
+qrels lists (see :mod:`ranklens.trec_eval.inputs`), after which trec_eval clears a few values computed
+from that placeholder: ``num_ret``, ``utility``, ``relstring`` (only under these exact printed names),
+every ``unj*`` value and ``rbp_resid``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.run import Run
+from ranklens.engine.align import align
+from ranklens.engine.kernels import kernel_for
+from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
+from ranklens.measures.base import Measure
+from ranklens.trec_eval.select import Selected
+
+__all__ = ["QueryValues", "compute", "relstrings"]
+
+_RESET_EXACT = frozenset({"num_ret", "utility", "rbp_resid"})
+
+
+@dataclass(frozen=True)
+class QueryValues:
+    """The values of every printed column, one entry per evaluated query (``query_ids`` order).
+
+    ``numbers`` maps a printed name to a float64 vector; ``texts`` maps a ``relstring`` column to its
+    strings. ``placeholder`` marks the queries evaluated against the placeholder document (``-c``).
+    """
+
+    query_ids: list[str]
+    numbers: dict[str, np.ndarray] = field(default_factory=dict)
+    texts: dict[str, list[str]] = field(default_factory=dict)
+    placeholder: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+def compute(
+    qrels: Qrels,
+    run: Run,
+    selected: Sequence[Selected],
+    *,
+    placeholder_queries: Sequence[str] = (),
+    judged_only: bool = False,
+    max_docs: int | None = None,
+) -> QueryValues:
+    """Align ``run`` with ``qrels`` (queries of both) and compute every selected column."""
+    lists, _ = align(qrels, run, query_set="intersect", judged_only=judged_only, max_docs=max_docs)
+    query_ids = lists.query_ids.to_pylist()
+    placeholder = np.isin(np.asarray(query_ids, dtype=object), np.asarray(list(placeholder_queries), dtype=object))
+    cache: dict[Measure, np.ndarray] = {}
+    numbers: dict[str, np.ndarray] = {}
+    texts: dict[str, list[str]] = {}
+    for sel in selected:
+        if sel.entry.value == "runid":
+            continue
+        for printed, m in sel.columns:
+            if m is None:
+                strings = relstrings(lists, sel.relstring_len)
+                if printed == "relstring":
+                    strings = ["" if p else s for s, p in zip(strings, placeholder.tolist())]
+                texts[printed] = strings
+                continue
+            if m not in cache:
+                cache[m] = np.asarray(kernel_for(m)(lists, m), dtype=np.float64)
+            values = cache[m]
+            if placeholder.any() and (printed in _RESET_EXACT or printed.startswith("unj")):
+                values = np.where(placeholder, 0.0, values)
+            numbers[printed] = values
+    return QueryValues(query_ids, numbers, texts, placeholder)
+
+
+_CHARS = np.frombuffer(b"0123456789", dtype=np.uint8)
+
+
+def relstrings(lists: RankedLists, length: int) -> list[str]:
+    """trec_eval's relstring per query (m_relstring.c): one character per document of the top ``length``:
+    the label if 0–9, ``>`` above 9, ``-`` not in the qrels, ``.`` pooled but unjudged, ``<`` otherwise."""
+    top = lists.rank0 < length
+    lab = lists.labels[top]
+    code = np.full(lab.shape, ord("<"), dtype=np.uint8)
+    digit = (lab >= 0) & (lab <= 9)
+    code[digit] = _CHARS[lab[digit]]
+    code[lab > 9] = ord(">")
+    code[lab == NONPOOL] = ord("-")
+    code[lab == UNJUDGED] = ord(".")
+    text = code.tobytes().decode("ascii")
+    counts = np.bincount(lists.row_query[top], minlength=lists.num_queries)
+    ends = np.cumsum(counts)
+    return [text[e - c : e] for c, e in zip(counts.tolist(), ends.tolist())]

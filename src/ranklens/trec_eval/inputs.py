@@ -1,0 +1,78 @@
+"""Reading the two input files the way trec_eval 10.0 sees them.
+
+Parsing itself is :mod:`ranklens.data.io`'s job (TREC format: whitespace-separated columns, rank column
+ignored, scores as float64, duplicates fatal). Two things are trec_eval-specific and live here:
+
+* the run id trec_eval prints is the tag of the **last** content line of the run file
+  (``get_trec_results.c`` keeps only that one);
+* with ``-c``, a query of the qrels that the run lacks is evaluated against a one-document ranking of a
+  document that no qrels lists (``trec_eval.c``: ``"ceci_nest_pas_un_docno"`` with score 1.0), so that
+  every measure sees a non-empty ranking; :func:`with_placeholders` adds those rows.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ranklens.data.qrels import Qrels
+from ranklens.data.run import Run
+
+__all__ = ["PLACEHOLDER_DOC", "last_run_tag", "load", "missing_queries", "with_placeholders"]
+
+#: the document trec_eval ranks alone for a qrels query missing from the run (with -c)
+PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
+_TAIL = 1 << 16
+
+
+def load(qrels_path: str, run_path: str) -> tuple[Qrels, Run, str]:
+    """Read the qrels and the run (TREC format) and the run id trec_eval would print."""
+    from ranklens.data.io import read_qrels, read_run
+
+    qrels = read_qrels(qrels_path, format="trec")
+    run = read_run(run_path, format="trec")
+    return qrels, run, last_run_tag(run_path) or run.name
+
+
+def last_run_tag(path: str | os.PathLike[str]) -> str:
+    """The sixth column of the last non-blank, non-comment line of a TREC run ('' if there is none)."""
+    with Path(path).open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        step = _TAIL
+        while True:
+            start = max(0, size - step)
+            fh.seek(start)
+            chunk = fh.read(size - start)
+            lines = chunk.splitlines()
+            if start > 0:
+                lines = lines[1:]  # may be a partial line
+            for line in reversed(lines):
+                fields = line.split()
+                if fields and not fields[0].startswith(b"#"):
+                    return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+            if start == 0:
+                return ""
+            step *= 4
+
+
+def missing_queries(qrels: Qrels, run: Run) -> np.ndarray:
+    """Mask over ``qrels.query_ids``: the queries with no retrieved document."""
+    present = pc.is_in(qrels.query_ids, value_set=run.query_ids)
+    return ~np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def with_placeholders(run: Run, query_ids: list[str]) -> Run:
+    """``run`` plus one row (:data:`PLACEHOLDER_DOC`, score 1.0) for each of ``query_ids``."""
+    if not query_ids:
+        return run
+    queries = pa.concat_arrays([run.query_ids.take(pa.array(run.query)), pa.array(query_ids, pa.string())])
+    docs = pa.concat_arrays(
+        [run.doc_ids.take(pa.array(run.doc)), pa.array([PLACEHOLDER_DOC] * len(query_ids), pa.string())]
+    )
+    scores = np.concatenate((run.score, np.ones(len(query_ids))))
+    return Run.from_arrays(queries, docs, scores, name=run.name, source=run.source)

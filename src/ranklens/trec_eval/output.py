@@ -1,0 +1,93 @@
+"""trec_eval's text output (``meas_print_single.c``, ``meas_print_final.c``, ``meas_avg.c``).
+
+Every line is ``name`` left-aligned in 22 columns, a tab, the query id (``all`` for the summary), a tab
+and the value: ``%6.4f`` for floats, ``%ld`` for counts, ``'…'`` for relstring, the run id as is.
+
+Summary values: the mean divides the sum of the per-query values, added in query order as trec_eval
+does, by the number of queries; counts are summed; ``num_q`` is the number of queries; ``gm_map`` and
+``gm_bpref`` are ``exp(Σ log(max(v, 1e-5)) / n)`` with libm's ``log``/``exp``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from ranklens.results import MIN_GEO_MEAN
+from ranklens.trec_eval.compute import QueryValues
+from ranklens.trec_eval.select import Selected
+
+__all__ = ["format_float", "query_lines", "summary_lines"]
+
+
+def format_float(value: float) -> str:
+    """C's ``%6.4f`` as glibc prints it on x86-64; NaNs print as ``-nan`` there (0/0 sets the sign bit)."""
+    if math.isnan(value):
+        return "  -nan"
+    return f"{value:6.4f}"
+
+
+def _line(name: str, qid: str, text: str) -> str:
+    return f"{name:<22}\t{qid}\t{text}\n"
+
+
+def _long(value: float) -> str:
+    return str(int(value)) if math.isfinite(value) else "-9223372036854775808"
+
+
+def query_lines(selected: Sequence[Selected], values: QueryValues, queries: range) -> Iterator[str]:
+    """The ``-q`` lines of the queries at positions ``queries``, measure by measure for each query."""
+    columns: list[tuple[str, list[str]]] = []
+    for sel in selected:
+        if not sel.entry.per_query:
+            continue
+        for printed, _ in sel.columns:
+            if sel.entry.value == "relstring":
+                texts = [f"'{t}'" for t in values.texts[printed]]
+            elif sel.entry.value == "long":
+                texts = [_long(v) for v in values.numbers[printed].tolist()]
+            else:
+                texts = [format_float(v) for v in values.numbers[printed].tolist()]
+            columns.append((printed, texts))
+    for i in queries:
+        qid = values.query_ids[i]
+        for printed, texts in columns:
+            yield _line(printed, qid, texts[i])
+
+
+def summary_lines(selected: Sequence[Selected], values: QueryValues, runid: str) -> Iterator[str]:
+    """The ``all`` lines."""
+    n = len(values.query_ids)
+    for sel in selected:
+        how = sel.entry.summary
+        if how == "none":
+            continue
+        if how == "runid":
+            yield _line("runid", "all", runid)
+            continue
+        if how == "count":
+            yield _line(sel.columns[0][0], "all", str(n))
+            continue
+        for printed, _ in sel.columns:
+            col = values.numbers[printed]
+            if how == "sum":
+                yield _line(printed, "all", _long(_sequential_sum(col)))
+            elif how == "gmean":
+                yield _line(printed, "all", format_float(_geometric_mean(col)))
+            else:
+                yield _line(printed, "all", format_float(_sequential_sum(col) / n if n else 0.0))
+
+
+def _sequential_sum(values: np.ndarray) -> float:
+    """Σ values added left to right in float64 (``np.cumsum`` does; ``np.sum`` adds pairwise)."""
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+
+def _geometric_mean(values: np.ndarray) -> float:
+    if not values.size:
+        return 0.0
+    # like C's MAX(v, MIN_GEO_MEAN), max() keeps the floor when v is NaN (NaN > floor is false)
+    logs = np.array([math.log(max(MIN_GEO_MEAN, v)) for v in values.tolist()])
+    return math.exp(_sequential_sum(logs) / values.size)

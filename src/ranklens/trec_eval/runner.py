@@ -1,0 +1,107 @@
+"""One trec_eval invocation: options in, stdout text, stderr text and exit status out.
+
+The flow mirrors ``trec_eval.c`` (v10.0):
+
+1. read the qrels and the run (exit 2 on unreadable or malformed input);
+2. for each qrels query (``strcmp`` order): without ``-c``, a query the run lacks aborts with
+   ``trec_eval: result qid '<qid>' not found in qrels`` and exit status 4, after the ``-q`` lines of the
+   queries before it (trec_eval prints as it goes); with ``-c`` it is ranked against a placeholder
+   document. Run queries absent from the qrels are ignored;
+3. print the ``-q`` lines, then (unless ``-n``) the ``all`` lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ranklens.errors import RanklensError
+from ranklens.trec_eval import inputs
+from ranklens.trec_eval.compute import compute
+from ranklens.trec_eval.output import query_lines, summary_lines
+from ranklens.trec_eval.select import TrecUsageError, select
+
+__all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
+
+
+@dataclass(frozen=True)
+class TrecEvalOptions:
+    """trec_eval's command line.
+
+    Attributes:
+        qrels, run: the two files (TREC qrels and TREC run).
+        measures: the ``-m`` arguments in order (``official`` when empty).
+        per_query: ``-q``, print every query's values too.
+        complete: ``-c``, evaluate every qrels query (missing ones against a placeholder ranking).
+        summary: ``False`` for ``-n``: no ``all`` lines.
+        rel_level: ``-l``, the smallest label that counts as relevant for binary measures.
+        max_docs: ``-M``, evaluate only the first documents of each ranking.
+        judged_only: ``-J``, drop retrieved documents without a judgement first.
+        num_docs: ``-N``, the collection size (used by ``utility``).
+    """
+
+    qrels: str
+    run: str
+    measures: tuple[str, ...] = ()
+    per_query: bool = False
+    complete: bool = False
+    summary: bool = True
+    rel_level: int = 1
+    max_docs: int | None = None
+    judged_only: bool = False
+    num_docs: int = 0
+
+
+@dataclass(frozen=True)
+class TrecEvalResult:
+    """What trec_eval would write and return."""
+
+    stdout: str
+    stderr: str = ""
+    status: int = 0
+
+
+def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
+    """Evaluate ``options.run`` against ``options.qrels`` and render trec_eval's output."""
+    try:
+        selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
+    except TrecUsageError as exc:
+        return TrecEvalResult("", exc.message + "\n", exc.status)
+    if options.max_docs is not None and options.max_docs < 1:
+        return TrecEvalResult("", f"trec_eval: -M {options.max_docs}: ranklens needs at least 1 document\n", 1)
+    try:
+        qrels, run, runid = inputs.load(options.qrels, options.run)
+    except (RanklensError, OSError) as exc:
+        return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
+
+    missing = inputs.missing_queries(qrels, run)
+    missing_ids = qrels.query_ids.filter(missing).to_pylist() if missing.any() else []
+    if missing_ids and options.complete:
+        run = inputs.with_placeholders(run, missing_ids)
+    try:
+        values = compute(
+            qrels,
+            run,
+            selected,
+            placeholder_queries=missing_ids if options.complete else (),
+            judged_only=options.judged_only,
+            max_docs=options.max_docs,
+        )
+    except RanklensError as exc:
+        return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
+
+    if missing_ids and not options.complete:
+        # evaluated queries are the qrels queries the run has; those before the first missing one printed
+        first = int(np.flatnonzero(missing)[0])
+        done = range(first)
+        out = "".join(query_lines(selected, values, done)) if options.per_query else ""
+        qid = qrels.query_ids[first].as_py()
+        return TrecEvalResult(out, f"trec_eval: result qid '{qid}' not found in qrels\n", 4)
+
+    parts: list[str] = []
+    if options.per_query:
+        parts.extend(query_lines(selected, values, range(len(values.query_ids))))
+    if options.summary:
+        parts.extend(summary_lines(selected, values, runid))
+    return TrecEvalResult("".join(parts))

@@ -1,0 +1,117 @@
+"""From ``-m`` arguments to the columns trec_eval prints (``trec_eval.c`` mark_measure, ``meas_init.c``).
+
+* ``-m name`` marks a measure, ``-m nickname`` every measure of a set (``official``, ``set``,
+  ``all_trec``); without any ``-m``, ``official`` is used.
+* ``-m name.params`` also records parameters for ``name``; when several ``-m`` give parameters for the
+  same name, the first one wins (trec_eval looks them up in command-line order).
+* Marked measures print in the table order of :mod:`ranklens.trec_eval.table`, whatever the order of
+  the ``-m`` flags, each once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ranklens.errors import MeasureError
+from ranklens.measures.base import Measure
+from ranklens.measures.trec_names import lookup
+from ranklens.trec_eval.table import NICKNAMES, TABLE, UNSUPPORTED, TrecMeasure
+
+__all__ = ["Selected", "TrecUsageError", "select"]
+
+DEFAULT_RELSTRING_LEN = 10
+
+
+class TrecUsageError(Exception):
+    """A bad ``-m`` argument: ``message`` is what trec_eval writes to stderr, ``status`` its exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One marked measure and what it prints.
+
+    ``columns`` holds ``(printed name, measure)`` for numeric measures (several for cutoff lists);
+    ``relstring`` measures have one printed name in ``columns`` with ``measure`` ``None`` and the string
+    length in ``relstring_len``.
+    """
+
+    entry: TrecMeasure
+    columns: tuple[tuple[str, Measure | None], ...]
+    relstring_len: int = DEFAULT_RELSTRING_LEN
+
+
+def select(args: Sequence[str], *, rel_level: int = 1, num_docs: int = 0) -> list[Selected]:
+    """The marked measures with their columns, in print order.
+
+    ``rel_level`` (``-l``) becomes the ``rel`` of every measure that has one; ``num_docs`` (``-N``) the
+    collection size of ``utility``.
+    """
+    params: dict[str, str] = {}
+    marked: set[str] = set()
+    for arg in args or ("official",):
+        name, dot, given = arg.partition(".")
+        if dot:
+            if not given:
+                raise TrecUsageError(
+                    f"trec_eval: improper measure in parameter '{name}'\ntrec_eval: illegal measure '{name}'", 1
+                )
+            params.setdefault(name, given)
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in UNSUPPORTED:
+            raise TrecUsageError(
+                f"trec_eval: measure '{name}' needs a preference or judgment-group input format, "
+                "which ranklens trec-eval does not read",
+                1,
+            )
+        elif any(m.name == name for m in TABLE):
+            marked.add(name)
+        else:
+            raise TrecUsageError(f"trec_eval: illegal measure '{name}'", 1)
+    out = []
+    for entry in TABLE:
+        if entry.name not in marked:
+            continue
+        try:
+            out.append(_columns(entry, params.get(entry.name), rel_level, num_docs))
+        except MeasureError as exc:
+            raise TrecUsageError(
+                f"trec_eval: {exc}\ntrec_eval: Cannot initialize measure '{entry.name}'", 2
+            ) from None
+    return out
+
+
+def _columns(entry: TrecMeasure, params: str | None, rel_level: int, num_docs: int) -> Selected:
+    if entry.value == "runid":
+        return Selected(entry, (("runid", None),))
+    if entry.value == "relstring":
+        length = DEFAULT_RELSTRING_LEN
+        printed = entry.name
+        if params:
+            try:
+                length = int(float(params.split(",")[0]))
+            except ValueError:
+                raise MeasureError(f"trec_eval measure 'relstring.{params}': the length must be a number") from None
+            printed = f"{entry.name}_{params}"
+        return Selected(entry, ((printed, None),), max(length, 0))
+    spec = lookup(entry.name)
+    assert spec is not None, entry.name  # every table entry has a trec name (tested)
+    expanded = spec.expand(params if spec.kind != "single" else None)
+    columns = tuple((printed, _with_options(m, rel_level, num_docs)) for printed, m in expanded)
+    return Selected(entry, columns)
+
+
+def _with_options(m: Measure, rel_level: int, num_docs: int) -> Measure:
+    names = {p.name for p in m.family.params}
+    defaults: dict[str, int] = {}
+    if "rel" in names:
+        defaults["rel"] = rel_level
+    if "num_docs" in names:
+        defaults["num_docs"] = num_docs
+    return m.with_defaults(**defaults) if defaults else m
