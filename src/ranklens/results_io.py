@@ -13,7 +13,7 @@ from ranklens.results import Results
 
 __all__ = ["write_results"]
 
-_BY_SUFFIX = {".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".txt": "tsv"}
+_BY_SUFFIX = {".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".txt": "tsv", ".trec": "trec"}
 
 
 def write_results(

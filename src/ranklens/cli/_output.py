@@ -11,7 +11,7 @@ from typing import Any
 from ranklens import __version__
 from ranklens.results import Results
 
-FORMATS = ("table", "json", "csv", "tsv")
+FORMATS = ("table", "json", "csv", "tsv", "trec")
 
 
 def render(results: Sequence[Results], fmt: str, *, per_query: bool, meta: dict[str, Any]) -> str:
@@ -22,6 +22,8 @@ def render(results: Sequence[Results], fmt: str, *, per_query: bool, meta: dict[
         return render_csv(results, per_query=per_query)
     if fmt == "tsv":
         return render_tsv(results, per_query=per_query)
+    if fmt == "trec":
+        return render_trec(results, per_query=per_query)
     return render_table(results, per_query=per_query)
 
 
@@ -59,6 +61,31 @@ def render_tsv(results: Sequence[Results], *, per_query: bool) -> str:
             lines.append(f"runid\tall\t{r.run}")
         lines.extend(f"{m}\t{q}\t{v}" for m, q, v in _rows(r, per_query))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_trec(results: Sequence[Results], *, per_query: bool) -> str:
+    """trec_eval's text layout (``%-22s\t%s\t%.4f``, counts as integers) with ranklens measure names.
+
+    >>> import ranklens
+    >>> res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1", "NumRet"])
+    >>> print(render_trec([res], per_query=False), end="")
+    runid                 \tall\trun
+    P@1                   \tall\t1.0000
+    NumRet                \tall\t1
+    """
+    lines = []
+    for r in results:
+        lines.append(f"{'runid':<22}\tall\t{r.run}")
+        counts = [m.family.aggregate == "sum" for m in r.measures]
+        rows = []
+        if per_query:
+            rows.extend((q, row) for q, row in zip(r.query_ids, r.values.tolist()))
+        rows.append(("all", list(r.aggregates)))
+        for q, row in rows:
+            for m, v, is_count in zip(r.measures, row, counts):
+                value = str(int(v)) if is_count and v == v else f"{v:.4f}"
+                lines.append(f"{str(m):<22}\t{q}\t{value}")
+    return "\n".join(lines) + "\n"
 
 
 def _rows(r: Results, per_query: bool) -> list[tuple[str, str, str]]:

@@ -33,7 +33,8 @@ class _EvalCommand(click.Command):
 @click.option("--per-query", "-q", is_flag=True, help="Also show the value of every query.")
 @click.option(
     "--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-    help="table (readable), json, csv (run,measure,query_id,value) or tsv (measure, query_id, value).",
+    help="table (readable), json, csv (run,measure,query_id,value), tsv (measure, query_id, value) or "
+    "trec (trec_eval's layout with ranklens names).",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file (.json/.csv/.tsv/.parquet).")
 @click.option("--quiet", is_flag=True, help="Do not print notes about skipped queries or rows.")
