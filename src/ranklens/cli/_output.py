@@ -64,14 +64,12 @@ def render_tsv(results: Sequence[Results], *, per_query: bool) -> str:
 
 
 def render_trec(results: Sequence[Results], *, per_query: bool) -> str:
-    """trec_eval's text layout (``%-22s\t%s\t%.4f``, counts as integers) with ranklens measure names.
+    """trec_eval's text layout (``%-22s<TAB>%s<TAB>%.4f``, counts as integers) with ranklens names.
 
     >>> import ranklens
     >>> res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1", "NumRet"])
-    >>> print(render_trec([res], per_query=False), end="")
-    runid                 \tall\trun
-    P@1                   \tall\t1.0000
-    NumRet                \tall\t1
+    >>> [line.split("\\t") for line in render_trec([res], per_query=False).splitlines()][1:]
+    [['P@1                   ', 'all', '1.0000'], ['NumRet                ', 'all', '1']]
     """
     lines = []
     for r in results:
