@@ -6,6 +6,7 @@
     ├── InputError(ValueError)         the user's data or arguments are wrong
     │   ├── FormatError                a file or frame does not match its format (names file and line)
     │   ├── DuplicateError             a document appears twice for one query
+    │   ├── NotGroupedError            streaming met a query again after other queries
     │   ├── MeasureError               an unknown or malformed measure name (suggests the nearest)
     │   └── QuerySetError              the query-set policy ``error`` found a mismatch
     └── MissingDependencyError(ImportError)   an optional extra is not installed (says how to get it)
@@ -24,6 +25,7 @@ __all__ = [
     "InputError",
     "MeasureError",
     "MissingDependencyError",
+    "NotGroupedError",
     "QuerySetError",
     "RanklensError",
     "did_you_mean",
@@ -54,6 +56,10 @@ class FormatError(InputError):
 
 class DuplicateError(FormatError):
     """The same document is listed twice for one query."""
+
+
+class NotGroupedError(FormatError):
+    """Streaming needs each query's rows together; a query came back after other queries."""
 
 
 class MeasureError(InputError):

@@ -213,18 +213,21 @@ def test_parameter_errors(text: str, pattern: str) -> None:
         parse(text)
 
 
-def test_sequential_cumsum_adds_like_a_c_loop() -> None:
-    from ranklens.engine.kernels.trec_extra import sequential_cumsum
+@pytest.mark.parametrize("max_length", [1, 5, 30, 300])
+def test_segment_cumsum_adds_like_a_c_loop(max_length: int) -> None:
+    from ranklens.engine.kernels._common import segment_cumsum
 
-    rng = np.random.default_rng(0)
-    lengths = rng.integers(0, 30, size=100)
+    rng = np.random.default_rng(max_length)
+    lengths = rng.integers(0, max_length + 1, size=100)
     offsets = np.concatenate(([0], np.cumsum(lengths)))
-    values = rng.random(int(offsets[-1])) * 3
+    values = rng.random(int(offsets[-1])) * 3 - 1
     expected = []
     for start, end in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
         total = 0.0
         for v in values[start:end].tolist():
             total += v
             expected.append(total)
-    for budget in (7, 100, 1 << 20):  # several padded blocks, or one
-        assert sequential_cumsum(values, offsets, budget=budget).tolist() == expected
+    assert segment_cumsum(values, offsets).tolist() == expected
+    equal = np.arange(0, 10 * max_length + 1, max_length)  # equal lengths: the one-matrix path
+    values = rng.random(int(equal[-1]))
+    assert segment_cumsum(values, equal).tolist() == np.cumsum(values.reshape(-1, max_length), axis=1).reshape(-1).tolist()

@@ -37,7 +37,13 @@ class _EvalCommand(click.Command):
     "trec (trec_eval's layout with ranklens names).",
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to this file (.json/.csv/.tsv/.parquet).")
-@click.option("--quiet", is_flag=True, help="Do not print notes about skipped queries or rows.")
+@click.option("--quiet", is_flag=True, help="No progress display and no notes about skipped queries or rows.")
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="Read TREC runs in blocks with bounded memory; needs each query's rows together (how run files "
+    "are written). Default: stream TREC runs, and load the file whole if its queries are not grouped.",
+)
 @policy_options
 def command(
     qrels: str,
@@ -47,6 +53,7 @@ def command(
     fmt: str,
     output: str | None,
     quiet: bool,
+    stream: bool | None,
     missing: str,
     negative: str,
     judged_only: bool,
@@ -63,10 +70,13 @@ def command(
       ranklens eval qrels.txt run.txt -m 'nDCG(gain=exp,ideal=local)@10' --per-query
       ranklens eval qrels.parquet run.parquet -m ndcg_cut.10 -f tsv --missing zero
     """
-    from ranklens.data.io import read_qrels, read_run
+    from ranklens.cli._progress import status, wanted
+    from ranklens.data.io import read_qrels
     from ranklens.engine.evaluator import Evaluator
 
-    q = read_qrels(qrels, format=qrels_format)
+    show = wanted(quiet)
+    with status(f"reading {qrels}", enabled=show):
+        q = read_qrels(qrels, format=qrels_format)
     evaluator = Evaluator(
         measures or DEFAULT_MEASURES,
         q,
@@ -78,7 +88,7 @@ def command(
     )
     results = []
     for path in runs:
-        res = evaluator(read_run(path, format=run_format))
+        res = _evaluate_one(evaluator, path, run_format, stream, show)
         if not quiet:
             for note in res.notes:
                 click.echo(f"ranklens: note: {path}: {note}", err=True)
@@ -88,6 +98,34 @@ def command(
         _write(results, Path(output), fmt, per_query, meta)
         return
     click.echo(render(results, fmt, per_query=per_query, meta=meta), nl=False)
+
+
+def _evaluate_one(evaluator: Any, path: str, run_format: str | None, stream: bool | None, show: bool) -> Any:
+    """Evaluate one run file, streaming it when asked to (or, by default, when it is big)."""
+    import os
+
+    from ranklens.cli._progress import byte_progress, status
+    from ranklens.data.io import format_of, read_run
+    from ranklens.engine.stream import evaluate_stream
+
+    from ranklens.errors import InputError, NotGroupedError
+
+    fmt, _ = format_of(path, run_format)
+    size = os.path.getsize(path)
+    if stream is not False and fmt == "trec":
+        try:
+            with byte_progress(f"evaluating {os.path.basename(path)}", size, enabled=show) as update:
+                return evaluate_stream(evaluator, path, progress=update)
+        except NotGroupedError:
+            if stream:
+                raise
+            # queries are interleaved: read the whole file instead (needs memory for all of it)
+    elif stream:
+        raise InputError(f"{path}: streaming reads TREC run files; this one is {fmt} (use --no-stream)")
+    with status(f"reading {path}", enabled=show):
+        run = read_run(path, format=run_format)
+    with status(f"evaluating {run.name} ({len(run):,} rows)", enabled=show):
+        return evaluator(run)
 
 
 def _write(results: list[Any], path: Path, fmt: str, per_query: bool, meta: dict[str, Any]) -> None:

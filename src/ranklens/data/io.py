@@ -99,7 +99,7 @@ def read_run(source: PathLike | object, *, format: str | None = None, name: str 
         return frames.run_from_object(source, name=name)
     display, fmt, data = _load(source, format)
     columns = _parse(data, fmt, display, RUN)
-    return to_run(columns, display, name or columns.tag or _stem(display))
+    return to_run(columns, display, name or columns.tag or run_name_of(display))
 
 
 def write_qrels(qrels: Qrels, path: PathLike, *, format: str | None = None) -> None:
@@ -232,7 +232,7 @@ def _parse(data: bytes | str, fmt: str, display: str, kind: Kind) -> Columns:
     return delimited.read_delimited(data, display, kind, "," if fmt == "csv" else "\t")
 
 
-def _stem(display: str) -> str:
+def run_name_of(display: str) -> str:
     """``runs/bm25.trec.gz`` → ``bm25``: the file name without its compression and format extensions."""
     name = Path(display).name
     for _ in range(2):

@@ -174,6 +174,7 @@ def align(
         ideal_docs=idoc[iperm],
         qrels_doc_ids=qrels.doc_ids,
         run_name=run.name,
+        top_label=int(qlabel.max()) if qlabel.size else 0,
     )
     report = AlignReport(
         run_only_queries=run_only_queries,

@@ -9,7 +9,7 @@ import numpy as np
 
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.engine.align import Negative, QuerySet, align
+from ranklens.engine.align import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import kernel_for
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError
@@ -71,16 +71,19 @@ class Evaluator:
 
     def align(self, run: Any, *, order: str = "score") -> tuple[RankedLists, list[str]]:
         """The :class:`RankedLists` of ``run`` (for explanations and custom kernels) and the notes."""
-        lists, report = align(
+        lists, report = self._align(_as_run(run), order)
+        return lists, report.messages()
+
+    def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
+        return align(
             self.qrels,
-            _as_run(run),
+            run,
             order=order,  # type: ignore[arg-type]
             query_set=self.query_set,
             negative=self.negative,
             judged_only=self.judged_only,
             max_docs=self.max_docs,
         )
-        return lists, report.messages()
 
     def __call__(self, run: Any, *, name: str | None = None) -> Results:
         """Evaluate one run (a :class:`Run`, a path, a frame or a ``{qid: {doc: score}}`` dict)."""
@@ -92,9 +95,11 @@ class Evaluator:
         columns: list[np.ndarray | None] = [None] * len(self.measures)
         notes: list[str] = []
         query_ids: tuple[str, ...] = ()
+        self.last_report: AlignReport | None = None
         for order, idx in by_order.items():
-            lists, msgs = self.align(r, order=order)
-            for msg in msgs:
+            lists, report = self._align(r, order)
+            self.last_report = report
+            for msg in report.messages():
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())

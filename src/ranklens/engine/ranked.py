@@ -49,6 +49,8 @@ class RankedLists:
     ideal_docs: np.ndarray
     qrels_doc_ids: pa.Array
     run_name: str = "run"
+    top_label: int = 0
+    """the largest label in the whole qrels (the top of the scale when none is given)"""
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
@@ -113,8 +115,11 @@ class RankedLists:
         return self.per_query_count((lab >= 0) & (lab < rel), ideal=True)
 
     def max_label(self) -> int:
-        """The largest judged label over all evaluated queries (0 when there is none)."""
-        return int(self.ideal_labels.max()) if self.ideal_labels.size else 0
+        """The largest label in the qrels (0 when there is none): the default top of the grade scale.
+
+        Taken over the whole qrels, not the evaluated queries, so a query's value never depends on
+        which other queries the run happens to contain (and streamed chunks agree with one pass)."""
+        return max(self.top_label, 0)
 
 
 def _segment_ids(offsets: np.ndarray) -> np.ndarray:

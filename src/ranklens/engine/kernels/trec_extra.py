@@ -66,34 +66,6 @@ def segment_suffix_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return uniq[acc - shift]
 
 
-def sequential_cumsum(values: np.ndarray, offsets: np.ndarray, *, budget: int = 1 << 20) -> np.ndarray:
-    """Inclusive running sums restarting at each segment, added one by one in float64 exactly as a C loop
-    ``sum += v`` does (``segment_cumsum`` subtracts a global running total, which can differ in the last
-    bits). Segments are padded into (segments × longest) blocks of at most ``budget`` cells, queries of
-    similar length together, and summed with ``np.cumsum(axis=1)``; the loop runs over blocks only.
-    """
-    out = np.zeros(values.shape[0], dtype=np.float64)
-    lengths = np.diff(offsets)
-    if values.size == 0:
-        return out
-    order = np.argsort(lengths, kind="stable")
-    sorted_len = lengths[order]
-    first = int(np.searchsorted(sorted_len, 1))  # skip empty segments
-    while first < order.size:
-        # largest block [first, last) whose padded size (count × longest) fits the budget
-        cells = np.arange(1, order.size - first + 1) * sorted_len[first:]
-        last = first + max(1, int(np.searchsorted(cells, max(budget, int(sorted_len[first])), side="right")))
-        segs = order[first:last]
-        width = int(sorted_len[last - 1])
-        cols = np.arange(width)
-        index = offsets[:-1][segs][:, None] + cols[None, :]
-        inside = cols[None, :] < lengths[segs][:, None]
-        block = np.where(inside, values[np.minimum(index, values.size - 1)], 0.0)
-        out[index[inside]] = np.cumsum(block, axis=1)[inside]
-        first = last
-    return out
-
-
 def powers(p: float, upto: int) -> np.ndarray:
     """``p**i`` for ``i = 0..upto`` by repeated multiplication, as trec_eval's ``cur_p *= p``."""
     return np.cumprod(np.concatenate(([1.0], np.full(upto, p))))
@@ -268,8 +240,8 @@ def g_measure(lists: RankedLists, m: Measure) -> np.ndarray:
     g = gains(lists.labels, gain)
     ig, _, ioff = ideal_positive_gains(lists, gain)
     star = np.where(lists.rank0 < np.diff(ioff)[lists.row_query], _ideal_at_rows(lists, ig, ioff), 0.0)
-    cost = sequential_cumsum(np.maximum(star, 1.0), lists.offsets)
-    got = sequential_cumsum(g, lists.offsets)
+    cost = segment_cumsum(np.maximum(star, 1.0), lists.offsets)
+    got = segment_cumsum(g, lists.offsets)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
     total = lists.per_query_sum(term)
@@ -282,10 +254,10 @@ def _dcg_parts(lists: RankedLists, gain: object) -> tuple[np.ndarray, np.ndarray
     positive ideal gains and their offsets."""
     g = gains(lists.labels, gain)
     contrib = np.where(g != 0, g / np.log2(lists.rank0 + 2.0), 0.0)
-    dcg_run = sequential_cumsum(contrib, lists.offsets)
+    dcg_run = segment_cumsum(contrib, lists.offsets)
     ig, _, ioff = ideal_positive_gains(lists, gain)
     irank = np.arange(ig.size) - np.repeat(ioff[:-1], np.diff(ioff))
-    idcg_run = sequential_cumsum(ig / np.log2(irank + 2.0), ioff)
+    idcg_run = segment_cumsum(ig / np.log2(irank + 2.0), ioff)
     return g, dcg_run, idcg_run, ig, ioff
 
 

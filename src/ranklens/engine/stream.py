@@ -1,0 +1,240 @@
+"""Evaluate a run file bigger than memory: read it in blocks, evaluate every complete query, keep only
+the per-query values.
+
+Streaming needs the rows of each query to be contiguous in the file (how every retrieval tool writes
+runs: query by query, in rank order). The last query of a block may continue in the next block, so its
+rows are carried over; a query that reappears after other queries stops the evaluation with an error
+naming the line and the fix (``sort -s -k1,1 run.trec``, or ``--no-stream`` to load the file whole).
+Each query is evaluated exactly as in one pass, so the per-query values, and the means over them, are
+the same (a test checks it on a file split into many blocks).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ranklens.data.io import run_name_of
+from ranklens.data.readers import Columns, trec
+from ranklens.data.run import Run
+from ranklens.engine.align import AlignReport
+from ranklens.engine.evaluator import Evaluator
+from ranklens.errors import FormatError, NotGroupedError, QuerySetError
+from ranklens.results import Results, aggregate
+
+__all__ = ["evaluate_stream", "iter_trec_blocks"]
+
+DEFAULT_BLOCK_BYTES = 64 << 20
+
+Progress = Callable[[int, int], None]
+"""Called after each block with (bytes read so far, rows read so far)."""
+
+
+@dataclass
+class _Block:
+    query: pa.Array
+    doc: pa.Array
+    score: np.ndarray
+    line: np.ndarray
+
+
+def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[tuple[Columns, np.ndarray, int]]:
+    """Yield ``(columns, line_numbers, bytes_read)`` for consecutive blocks of whole lines of a TREC run.
+
+    Line numbers are those of the whole file, so every error names the right line.
+    """
+    opener = gzip.open if _is_gzip(path) else open
+    carry = b""
+    first_line = 1
+    done = 0
+    with opener(path, "rb") as f:  # type: ignore[operator]
+        while True:
+            chunk = f.read(block_bytes)
+            at_end = not chunk
+            data = carry + chunk
+            done += len(chunk)
+            if not at_end:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data
+                    continue
+                data, carry = data[: cut + 1], data[cut + 1 :]
+            else:
+                carry = b""
+            if data.strip():
+                try:
+                    cols = trec.read_run(data, path)
+                except FormatError as e:
+                    line = None if e.line is None else e.line + first_line - 1
+                    raise FormatError(path, e.detail, line) from None
+                local = cols.line_numbers
+                n = len(cols.query_id)
+                lines = (np.arange(n, dtype=np.int64) + first_line) if local is None else local + (first_line - 1)
+                yield cols, lines, done
+            elif first_line == 1 and at_end:
+                raise FormatError(path, "expected at least one line (qid Q0 docid rank score tag), got an empty file")
+            first_line += data.count(b"\n")
+            if at_end:
+                return
+
+
+def evaluate_stream(
+    evaluator: Evaluator,
+    path: str,
+    *,
+    name: str | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    progress: Progress | None = None,
+) -> Results:
+    """Evaluate the TREC run at ``path`` block by block with bounded memory; same result as one pass.
+
+    >>> import tempfile, pathlib, ranklens
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
+    >>> _ = path.write_text("q1 Q0 a 1 2.0 t\\nq1 Q0 b 2 1.0 t\\nq2 Q0 c 1 1.0 t\\n")
+    >>> ev = ranklens.Evaluator(["P@1"], {"q1": {"b": 1}, "q2": {"c": 1}})
+    >>> evaluate_stream(ev, str(path), block_bytes=16).per_query("P@1")
+    {'q1': 0.0, 'q2': 1.0}
+    """
+    block_ev = Evaluator(
+        evaluator.measures,
+        evaluator.qrels,
+        missing="skip",
+        negative=evaluator.negative,
+        judged_only=evaluator.judged_only,
+        max_docs=evaluator.max_docs,
+    )
+    closed: set[str] = set()
+    query_ids: list[str] = []
+    values: list[np.ndarray] = []
+    totals = dict(run_only_queries=0, run_only_rows=0, truncated_rows=0, removed_unjudged_rows=0)
+    pending: _Block | None = None
+    run_name = name
+    rows_read = 0
+
+    def evaluate(block: _Block) -> None:
+        nonlocal run_name
+        run = Run.from_arrays(block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line)
+        res = block_ev(run)
+        report = block_ev.last_report
+        if report is not None:
+            for key in totals:
+                totals[key] += getattr(report, key)
+        query_ids.extend(res.query_ids)
+        values.append(res.values)
+
+    for cols, lines, done in iter_trec_blocks(path, block_bytes=block_bytes):
+        if run_name is None:
+            run_name = cols.tag or run_name_of(path)
+        block = _Block(_flat(cols.query_id), _flat(cols.doc_id), _floats(cols.value), lines)
+        rows_read += len(block.query)
+        if pending is not None:
+            block = _concat(pending, block)
+        complete, pending = _split_last_query(block)
+        if complete is not None:
+            _check_grouped(complete, closed, path)
+            evaluate(complete)
+        if progress is not None:
+            progress(done, rows_read)
+    if pending is not None:
+        _check_grouped(pending, closed, path)
+        evaluate(pending)
+
+    seen_in_qrels = set(query_ids)
+    qrels_ids = evaluator.qrels.query_ids.to_pylist()
+    missing = [q for q in qrels_ids if q not in seen_in_qrels]
+    if evaluator.query_set == "error" and missing:
+        raise QuerySetError(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {path} (e.g. {missing[:3]}); use query set 'intersect' or 'qrels'")
+    if evaluator.query_set == "qrels" and missing:
+        zero_ev = Evaluator(evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative)
+        empty = zero_ev(Run.from_arrays(pa.array([], pa.string()), pa.array([], pa.string()), np.empty(0)))
+        keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
+        query_ids.extend(empty.query_ids[i] for i in keep)
+        values.append(empty.values[keep])
+    matrix = np.vstack(values) if values else np.zeros((0, len(evaluator.measures)))
+    order = pc.sort_indices(pa.array(query_ids, pa.string())).to_numpy() if query_ids else np.arange(0)
+    matrix = matrix[order]
+    ids = tuple(query_ids[i] for i in order)
+    report = AlignReport(
+        qrels_only_queries=len(missing),
+        qrels_only_scored_zero=evaluator.query_set == "qrels",
+        **totals,
+    )
+    aggs = tuple(aggregate(m, matrix[:, j]) for j, m in enumerate(evaluator.measures))
+    options = {
+        "missing": {"intersect": "skip", "qrels": "zero"}.get(evaluator.query_set, evaluator.query_set),
+        "negative": evaluator.negative,
+        "judged_only": evaluator.judged_only,
+        "max_docs": evaluator.max_docs,
+        "streamed": True,
+    }
+    return Results(run_name or "run", evaluator.measures, ids, matrix, aggs, tuple(report.messages()), options)
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _flat(values: object) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    return values  # type: ignore[return-value]
+
+
+def _floats(values: object) -> np.ndarray:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _concat(a: _Block, b: _Block) -> _Block:
+    return _Block(
+        pa.concat_arrays([a.query, b.query]),
+        pa.concat_arrays([a.doc, b.doc]),
+        np.concatenate((a.score, b.score)),
+        np.concatenate((a.line, b.line)),
+    )
+
+
+def _take(b: _Block, lo: int, hi: int) -> _Block:
+    return _Block(b.query[lo:hi], b.doc[lo:hi], b.score[lo:hi], b.line[lo:hi])
+
+
+def _starts(query: pa.Array) -> np.ndarray:
+    n = len(query)
+    if n < 2:
+        return np.zeros(min(n, 1), dtype=np.int64)
+    change = pc.not_equal(query[1:], query[:-1]).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def _split_last_query(b: _Block) -> tuple[_Block | None, _Block | None]:
+    """Split off the rows of the block's last query: they may continue in the next block."""
+    n = len(b.query)
+    if n == 0:
+        return None, None
+    tail = int(_starts(b.query)[-1])
+    return (_take(b, 0, tail) if tail > 0 else None), _take(b, tail, n)
+
+
+def _check_grouped(b: _Block, closed: set[str], path: str) -> None:
+    starts = _starts(b.query)
+    ids = b.query.take(pa.array(starts)).to_pylist()
+    seen_here: set[str] = set()
+    for pos, qid in zip(starts.tolist(), ids):
+        if qid in closed or qid in seen_here:
+            raise NotGroupedError(
+                path,
+                f"query '{qid}' appears again after other queries; streaming reads the rows of each query "
+                f"together. Sort the file by query (e.g. sort -s -k1,1 {os.path.basename(path)}) or load it "
+                "whole with --no-stream",
+                int(b.line[pos]),
+            )
+        seen_here.add(qid)
+    closed.update(seen_here)

@@ -1,0 +1,85 @@
+"""Streaming evaluation gives exactly the one-pass result, with errors naming lines of the whole file."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ranklens
+from ranklens.cli.main import cli
+from ranklens.engine.stream import evaluate_stream
+from ranklens.errors import DuplicateError, FormatError, NotGroupedError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+QRELS = str(EXAMPLES / "toy.qrels")
+MEASURES = ["nDCG@10", "nDCG(ties=average)@5", "AP", "RR", "P@5", "R@100", "ERR@10", "Bpref", "NumRet", "NumQ"]
+
+
+@pytest.mark.parametrize("block_bytes", [64, 1000, 7777, 1 << 20])
+@pytest.mark.parametrize("policy", [{}, {"missing": "zero"}, {"judged_only": True, "max_docs": 7}])
+def test_streaming_equals_one_pass(block_bytes: int, policy: dict[str, object]) -> None:
+    for run in ("toy_bm25.run", "toy_dense.run"):
+        path = str(EXAMPLES / run)
+        ev = ranklens.Evaluator(MEASURES, QRELS, **policy)  # type: ignore[arg-type]
+        whole = ev(path)
+        streamed = evaluate_stream(ev, path, block_bytes=block_bytes)
+        assert streamed.query_ids == whole.query_ids
+        np.testing.assert_array_equal(streamed.values, whole.values)  # bit for bit
+        assert streamed.aggregates == whole.aggregates
+        assert streamed.run == whole.run
+        assert streamed.notes == whole.notes
+
+
+def test_gzip_is_streamed(tmp_path: Path) -> None:
+    target = tmp_path / "bm25.run.gz"
+    target.write_bytes(gzip.compress((EXAMPLES / "toy_bm25.run").read_bytes()))
+    ev = ranklens.Evaluator(["AP"], QRELS)
+    assert evaluate_stream(ev, str(target), block_bytes=500)["AP"] == ev(str(EXAMPLES / "toy_bm25.run"))["AP"]
+
+
+def _interleaved(tmp_path: Path) -> Path:
+    lines = (EXAMPLES / "toy_dense.run").read_text().splitlines()
+    moved = lines[:5] + lines[40:45] + lines[5:40] + lines[45:]  # q1 rows come back after q10's
+    target = tmp_path / "interleaved.run"
+    target.write_text("\n".join(moved) + "\n")
+    return target
+
+
+def test_interleaved_queries_are_an_error_naming_the_line(tmp_path: Path) -> None:
+    target = _interleaved(tmp_path)
+    ev = ranklens.Evaluator(["AP"], QRELS)
+    with pytest.raises(NotGroupedError, match=r"interleaved.run:11: query 'q1' appears again after other queries"):
+        evaluate_stream(ev, str(target), block_bytes=100)
+
+
+def test_cli_falls_back_to_one_pass_when_not_grouped(tmp_path: Path) -> None:
+    target = str(_interleaved(tmp_path))
+    runner = CliRunner()
+    auto = runner.invoke(cli, ["eval", QRELS, target, "-m", "AP", "nDCG@10", "-f", "tsv", "--per-query"])
+    whole = runner.invoke(cli, ["eval", QRELS, target, "-m", "AP", "nDCG@10", "-f", "tsv", "--per-query", "--no-stream"])
+    assert auto.exit_code == whole.exit_code == 0
+    assert auto.stdout == whole.stdout
+    forced = runner.invoke(cli, ["eval", QRELS, target, "-m", "AP", "--stream"])
+    assert forced.exit_code == 2 and "appears again after other queries" in forced.stderr
+
+
+def test_bad_line_in_a_late_block_names_its_line(tmp_path: Path) -> None:
+    lines = (EXAMPLES / "toy_bm25.run").read_text().splitlines()
+    lines[300] = "q11 Q0 doc11000 1 notanumber bm25"
+    target = tmp_path / "bad.run"
+    target.write_text("\n".join(lines) + "\n")
+    with pytest.raises(FormatError, match=r"bad.run:301: .*notanumber"):
+        evaluate_stream(ranklens.Evaluator(["AP"], QRELS), str(target), block_bytes=300)
+
+
+def test_duplicate_in_a_late_block_names_its_line(tmp_path: Path) -> None:
+    lines = (EXAMPLES / "toy_bm25.run").read_text().splitlines()
+    lines[301] = lines[300].replace(" 1 ", " 2 ", 1) if " 1 " in lines[300] else lines[300]
+    target = tmp_path / "dup.run"
+    target.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DuplicateError, match=r"dup.run:302: document"):
+        evaluate_stream(ranklens.Evaluator(["AP"], QRELS), str(target), block_bytes=300)
