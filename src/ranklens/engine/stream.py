@@ -67,7 +67,8 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
                 data, carry = data[: cut + 1], data[cut + 1 :]
             else:
                 carry = b""
-            if data.strip():
+            lines_in_block = 0
+            if data and not data.isspace():
                 try:
                     cols = trec.read_run(data, path)
                 except FormatError as e:
@@ -76,10 +77,14 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
                 local = cols.line_numbers
                 n = len(cols.query_id)
                 lines = (np.arange(n, dtype=np.int64) + first_line) if local is None else local + (first_line - 1)
+                # rows are lines unless the reader reported line numbers (blank or comment lines)
+                lines_in_block = n if local is None and data.endswith(b"\n") else data.count(b"\n")
                 yield cols, lines, done
             elif first_line == 1 and at_end:
                 raise FormatError(path, "expected at least one line (qid Q0 docid rank score tag), got an empty file")
-            first_line += data.count(b"\n")
+            else:
+                lines_in_block = data.count(b"\n")
+            first_line += lines_in_block
             if at_end:
                 return
 
