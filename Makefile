@@ -24,6 +24,8 @@ demo: venv
 	$(RANKLENS) eval examples/movies.qrels examples/movies.run -m nDCG@5 DCG@5 --per-query
 	@echo "== two systems on a small TREC-style collection =="
 	$(RANKLENS) eval examples/toy.qrels examples/toy_bm25.run examples/toy_dense.run -m nDCG@10 AP P@5 RR R@100
+	@echo "== is dense really better than bm25? paired t-test over queries =="
+	$(RANKLENS) compare examples/toy.qrels examples/toy_bm25.run examples/toy_dense.run -m nDCG@10 AP
 	@echo "== how nDCG@5 is computed for query 3 of the dense system =="
 	$(RANKLENS) explain examples/toy.qrels examples/toy_dense.run --query q3 -m nDCG@5
 

@@ -7,6 +7,7 @@
 0.91
 """
 
+from ranklens.compare import Comparison, compare
 from ranklens.data import Qrels, Run
 from ranklens.engine import Evaluator, RankedLists, evaluate
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError
@@ -16,6 +17,7 @@ from ranklens.results import Results
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "Evaluator",
     "FormatError",
     "InputError",
@@ -27,6 +29,7 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "compare",
     "evaluate",
     "parse",
 ]

@@ -1,0 +1,110 @@
+"""Number formatting, system letters and significance markers shared by the renderers."""
+
+from __future__ import annotations
+
+import math
+import string
+
+from ranklens.compare import Comparison, ComparisonRow
+
+__all__ = ["best", "better_than", "ci_text", "legend", "letters", "marker", "num", "pct", "pval", "signed"]
+
+UP, DOWN = "▲", "▼"  # significant after correction
+UP_RAW, DOWN_RAW = "△", "▽"  # significant before correction only
+
+
+def num(v: float, digits: int = 4) -> str:
+    """``0.1234``; ``—`` for NaN; ``±inf`` spelled out."""
+    if math.isnan(v):
+        return "—"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.{digits}f}"
+
+
+def signed(v: float, digits: int = 4) -> str:
+    """``+0.1234`` / ``-0.1234``."""
+    return "—" if math.isnan(v) else (f"{v:+.{digits}f}" if math.isfinite(v) else num(v))
+
+
+def pct(v: float) -> str:
+    """A relative difference as ``+12.3%``."""
+    return "—" if not math.isfinite(v) else f"{100 * v:+.1f}%"
+
+
+def pval(p: float) -> str:
+    """A p-value: 4 decimals, ``<0.0001`` below that."""
+    if math.isnan(p):
+        return "—"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def ci_text(row: ComparisonRow) -> str:
+    """``[+0.0123, +0.0456]``."""
+    return f"[{signed(row.ci_low)}, {signed(row.ci_high)}]"
+
+
+def marker(row: ComparisonRow, alpha: float) -> str:
+    """▲/▼ when the system is significantly better/worse than the baseline after correction; △/▽ when only
+    the uncorrected p-value is below alpha; nothing otherwise."""
+    if row.significant:
+        return UP if row.diff > 0 else DOWN if row.diff < 0 else ""
+    if row.p_value <= alpha:  # False for NaN
+        return UP_RAW if row.diff > 0 else DOWN_RAW if row.diff < 0 else ""
+    return ""
+
+
+def letters(comparison: Comparison) -> dict[str, str]:
+    """A letter per system (a, b, c, …; aa, ab … beyond 26), in order."""
+    out = {}
+    for i, s in enumerate(comparison.systems):
+        out[s] = (
+            string.ascii_lowercase[i]
+            if i < 26
+            else string.ascii_lowercase[i // 26 - 1] + string.ascii_lowercase[i % 26]
+        )
+    return out
+
+
+def better_than(comparison: Comparison, measure: str, segment: str | None) -> dict[str, list[str]]:
+    """For each system, the systems it beats significantly (after correction) on ``measure``."""
+    out: dict[str, list[str]] = {s: [] for s in comparison.systems}
+    for r in comparison.rows:
+        if r.measure != measure or r.segment != segment or not r.significant:
+            continue
+        if r.diff > 0:
+            out[r.system].append(r.baseline)
+        elif r.diff < 0:
+            out[r.baseline].append(r.system)
+    return out
+
+
+def legend(comparison: Comparison) -> str:
+    """One sentence naming the test, the correction, alpha and the interval."""
+    o = comparison.options
+    level = round(100 * (1 - comparison.alpha), 2)
+    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini–Hochberg", "none": "no"}.get(
+        o.get("correction", ""), str(o.get("correction"))
+    )
+    test = {
+        "t": "paired t-test",
+        "randomisation": "paired randomisation test",
+        "bootstrap": "paired bootstrap test",
+        "wilcoxon": "Wilcoxon signed-rank test",
+        "sign": "sign test",
+        "tukey": "blocked Tukey HSD",
+        "randomised-tukey": "randomised Tukey HSD",
+    }.get(o.get("test", ""), str(o.get("test")))
+    return (
+        f"{test}, {corr} correction, α = {comparison.alpha:g}; "
+        f"{level:g}% {o.get('ci', 't')} confidence intervals of the difference (system − baseline)"
+    )
+
+
+def best(values: list[float]) -> set[int]:
+    """Indices of the highest finite value(s)."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return set()
+    top = max(finite)
+    return {i for i, v in enumerate(values) if math.isfinite(v) and abs(v - top) <= 1e-12 * max(1.0, abs(top))}

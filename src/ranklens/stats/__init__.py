@@ -1,0 +1,78 @@
+"""Paired significance tests, confidence intervals, multiple-comparison corrections and effect sizes for
+comparing retrieval systems over the same queries (METRICS.md §8).
+
+Every two-system function takes per-query scores ``a`` and ``b`` aligned on the same queries and works on
+the differences ``a - b``; every Monte Carlo procedure takes a ``seed`` for ``numpy.random.default_rng``.
+
+>>> from ranklens import stats
+>>> a = [0.62, 0.41, 0.55, 0.70, 0.33, 0.48, 0.59, 0.44, 0.52, 0.66]
+>>> b = [0.58, 0.35, 0.56, 0.61, 0.30, 0.40, 0.57, 0.45, 0.47, 0.60]
+>>> round(stats.paired_t_test(a, b).p_value, 6), stats.randomisation_test(a, b).p_value * 1024
+(0.004232, 10.0)
+"""
+
+from ranklens.stats._common import TIE_RTOL, Seed
+from ranklens.stats.bootstrap import bootstrap_interval, bootstrap_means, bootstrap_test
+from ranklens.stats.corrections import (
+    CORRECTIONS,
+    adjust_p_values,
+    benjamini_hochberg,
+    bonferroni,
+    canonical_correction,
+    holm,
+)
+from ranklens.stats.effect import cohens_d_paired
+from ranklens.stats.paired import (
+    ALL_PAIRS_TESTS,
+    INTERVALS,
+    PAIRED_TESTS,
+    canonical_interval,
+    canonical_test,
+    confidence_interval,
+    paired_test,
+)
+from ranklens.stats.pareto import dominators, front
+from ranklens.stats.randomisation import EXACT_MAX_N, randomisation_test
+from ranklens.stats.rank_tests import sign_test, wilcoxon_test, win_tie_loss
+from ranklens.stats.ttest import paired_t_test, t_interval
+from ranklens.stats.tukey import AnovaTable, PairResult, TukeyResult, blocked_anova, randomised_tukey_hsd, tukey_hsd
+from ranklens.stats.types import Interval, TestResult
+
+__all__ = [
+    "ALL_PAIRS_TESTS",
+    "CORRECTIONS",
+    "EXACT_MAX_N",
+    "INTERVALS",
+    "PAIRED_TESTS",
+    "TIE_RTOL",
+    "AnovaTable",
+    "Interval",
+    "PairResult",
+    "Seed",
+    "TestResult",
+    "TukeyResult",
+    "adjust_p_values",
+    "benjamini_hochberg",
+    "blocked_anova",
+    "bonferroni",
+    "bootstrap_interval",
+    "bootstrap_means",
+    "bootstrap_test",
+    "canonical_correction",
+    "canonical_interval",
+    "canonical_test",
+    "cohens_d_paired",
+    "confidence_interval",
+    "dominators",
+    "front",
+    "holm",
+    "paired_t_test",
+    "paired_test",
+    "randomisation_test",
+    "randomised_tukey_hsd",
+    "sign_test",
+    "t_interval",
+    "tukey_hsd",
+    "wilcoxon_test",
+    "win_tie_loss",
+]
