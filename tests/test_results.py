@@ -87,3 +87,18 @@ def test_run_name_and_frames_in() -> None:
     res = ranklens.evaluate(qrels, run, ["P@2"])
     assert res["P@2"] == 1.0
     assert Run.from_dict(RUN, name="x").name == "x"
+
+
+def test_top_k_only_measures_skip_deep_rows_without_changing_values() -> None:
+    """Evaluator joins only the rows the measures read (rows_needed); the values must not change."""
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    qrels = str(examples / "toy.qrels")
+    shallow = ["nDCG@10", "P@5", "RR@3", "ERR@4", "Judged@10", "nDCG(ideal=recall,depth=20)@5"]
+    for run in ("toy_bm25.run", "toy_dense.run"):  # bm25 has ties at the cut-offs
+        path = str(examples / run)
+        fast = Evaluator(shallow, qrels)
+        assert fast.depth == 20
+        full = ranklens.evaluate(qrels, path, [*shallow, "AP"])
+        np.testing.assert_array_equal(fast(path).values, full.values[:, : len(shallow)])

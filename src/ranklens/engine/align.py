@@ -71,6 +71,7 @@ def align(
     negative: Negative = "trec",
     judged_only: bool = False,
     max_docs: int | None = None,
+    depth: int | None = None,
 ) -> tuple[RankedLists, AlignReport]:
     """Join ``run`` to ``qrels`` and sort it into ranked lists.
 
@@ -86,6 +87,8 @@ def align(
         judged_only: drop retrieved documents without a non-negative judgement (trec_eval ``-J``),
             after the ``max_docs`` cut, as trec_eval does.
         max_docs: evaluate only the first ``max_docs`` documents per query after sorting (``-M``).
+        depth: the deepest rank any requested measure looks at (``None``: all). Rows below it are
+            neither joined nor kept; unlike ``max_docs`` this is an optimisation, not reported.
     """
     if max_docs is not None and max_docs < 1:
         raise InputError(f"max_docs must be a positive integer, got {max_docs}")
@@ -111,23 +114,25 @@ def align(
     rq = rq[rows]
     scores = run.score[rows]
 
-    labels = _labels(qrels, qlabel, run, rows, rq)
-
     # ONE sort: query, then score desc, then (trec) doc id desc or (input) file order among ties
     perm = _rank_order(rq, scores)
     if order == "score":
         perm = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
-    rq, labels, scores, rdoc = rq[perm], labels[perm], scores[perm], rows[perm]
+    rq, scores, rdoc = rq[perm], scores[perm], rows[perm]
 
-    counts = np.bincount(rq, minlength=nq_qrels)
     truncated = 0
     if max_docs is not None and rq.size:
-        starts = np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        within = np.arange(rq.size) - starts < max_docs
+        within = _rank_in_query(rq, nq_qrels) < max_docs
         truncated = int(within.size - np.count_nonzero(within))
         if truncated:
-            rq, labels, scores, rdoc = rq[within], labels[within], scores[within], rdoc[within]
-            counts = np.bincount(rq, minlength=nq_qrels)
+            rq, scores, rdoc = rq[within], scores[within], rdoc[within]
+    if depth is not None and not judged_only and rq.size:
+        within = _rank_in_query(rq, nq_qrels) < depth
+        if not within.all():
+            rq, scores, rdoc = rq[within], scores[within], rdoc[within]
+
+    # the join with the qrels, only for the rows that will be used
+    labels = _labels(qrels, qlabel, run, rdoc, rq)
 
     removed = 0
     if judged_only:
@@ -232,6 +237,12 @@ def _labels_exact(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, 
         lab = np.where(found, qlabel[pos], NONPOOL)
         labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(np.int32)
     return labels
+
+
+def _rank_in_query(rq: np.ndarray, num_queries: int) -> np.ndarray:
+    """0-based rank of every row within its query (rows sorted by query)."""
+    counts = np.bincount(rq, minlength=num_queries)
+    return np.arange(rq.size) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
 
 
 def _rank_order(rq: np.ndarray, scores: np.ndarray) -> np.ndarray:

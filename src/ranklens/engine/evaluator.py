@@ -68,6 +68,7 @@ class Evaluator:
         self.negative: Negative = negative  # type: ignore[assignment]
         self.judged_only = judged_only
         self.max_docs = max_docs
+        self.depth = rows_needed(self.measures)
 
     def align(self, run: Any, *, order: str = "score") -> tuple[RankedLists, list[str]]:
         """The :class:`RankedLists` of ``run`` (for explanations and custom kernels) and the notes."""
@@ -83,6 +84,7 @@ class Evaluator:
             negative=self.negative,
             judged_only=self.judged_only,
             max_docs=self.max_docs,
+            depth=self.depth,
         )
 
     def __call__(self, run: Any, *, name: str | None = None) -> Results:
@@ -142,6 +144,33 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **op
     [0.333333, 0.611111]
     """
     return Evaluator(measures, qrels, **options)(run)
+
+
+#: families whose value depends only on the top ``cutoff`` retrieved rows (and on the qrels)
+_TOP_K_ONLY = frozenset(
+    {"nDCG", "DCG", "IDCG", "P", "R", "RR", "AP", "Success", "Judged", "ERR", "RBP", "RBPResidual", "NumRet", "NumRelRet"}
+)
+
+
+def rows_needed(measures: Iterable[Measure]) -> int | None:
+    """The deepest rank any of ``measures`` reads, or None when one reads the whole ranking.
+
+    Only those rows are joined with the qrels: ``nDCG@10`` alone needs 10 rows per query, not 1,000.
+
+    >>> from ranklens.measures import parse_many
+    >>> rows_needed(parse_many(["nDCG@10", "P@5", "nDCG(ideal=recall,depth=100)@10"]))
+    100
+    >>> rows_needed(parse_many(["nDCG@10", "AP"])) is None
+    True
+    """
+    deepest = 0
+    for m in measures:
+        if m.cutoff is None or m.name not in _TOP_K_ONLY or dict(m.params).get("ties") == "average":
+            return None  # (a tie group straddling the cutoff counts whole in the tie-averaged value)
+        deepest = max(deepest, m.cutoff)
+        if m.name in ("nDCG", "IDCG") and m.get("ideal") == "recall":
+            deepest = max(deepest, int(m.get("depth")))
+    return deepest or None
 
 
 def _ties(m: Measure) -> str:
