@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RANKLENS := $(VENV)/bin/ranklens
 
-.PHONY: demo test venv venv-test lint bench clean docs
+.PHONY: demo test venv venv-test lint bench clean docs dashboard
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ demo: venv
 	$(RANKLENS) compare examples/toy.qrels examples/toy_bm25.run examples/toy_dense.run -m nDCG@10 AP
 	@echo "== how nDCG@5 is computed for query 3 of the dense system =="
 	$(RANKLENS) explain examples/toy.qrels examples/toy_dense.run --query q3 -m nDCG@5
+
+$(VENV)/.monitor: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[monitor]'
+	touch $@
+
+dashboard: $(VENV)/.monitor
+	$(RANKLENS) serve --demo
 
 test: venv-test
 	$(PY) -m pytest -q -p no:cacheprovider

@@ -18,6 +18,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "measures": ("ranklens.cli.measures_cmd", "command", "List every measure and its parameters."),
     "compare": ("ranklens.cli.compare_cmd", "command", "Compare systems with paired significance tests."),
     "gate": ("ranklens.cli.gate_cmd", "command", "CI regression gate: exit 1 when a quality rule fails."),
+    "serve": ("ranklens.cli.serve_cmd", "command", "Run the monitoring service and dashboard (http://127.0.0.1:8000)."),
+    "push": ("ranklens.cli.push_cmd", "command", "Push `ranklens eval --format json` results to a monitor server."),
+    "demo-monitor": ("ranklens.cli.demo_monitor_cmd", "command", "Seed a monitor database with 90 days of demo history."),
 }
 
 

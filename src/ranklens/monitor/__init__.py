@@ -1,0 +1,33 @@
+"""ranklens monitor: keep ranking quality over time, check rules, raise alerts, show a dashboard.
+
+Parts (each importable on its own; the web parts need ``pip install 'ranklens[monitor]'``):
+
+* :mod:`ranklens.monitor.models`, :mod:`~ranklens.monitor.db` — the SQL store (SQLite file or PostgreSQL)
+  and its Alembic migrations (``monitor/migrations``), run on every start;
+* :mod:`~ranklens.monitor.service` — ingest (idempotent, transactional), server-side evaluation, rules;
+* :mod:`~ranklens.monitor.rules` — threshold, trailing-window and significant-regression rules, alerts;
+* :mod:`~ranklens.monitor.webhooks` — the background webhook sender (retries with backoff, delivery log);
+* :mod:`~ranklens.monitor.app` — the FastAPI application: ``/api/v1`` and the dashboard;
+* :mod:`~ranklens.monitor.client` — :class:`~ranklens.monitor.client.MonitorClient`, the Python client;
+* :mod:`~ranklens.monitor.demo` — 90 days of synthetic history for the dashboard.
+
+Start it with ``ranklens serve`` (``make dashboard`` seeds the demo first); push with ``ranklens push``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MonitorClient", "create_app"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: importing ranklens.monitor stays cheap
+    if name == "MonitorClient":
+        from ranklens.monitor.client import MonitorClient
+
+        return MonitorClient
+    if name == "create_app":
+        from ranklens.monitor.app import create_app
+
+        return create_app
+    raise AttributeError(name)

@@ -1,0 +1,611 @@
+"""The monitoring web application (FastAPI): the ``/api/v1`` JSON API and the server-rendered dashboard.
+
+Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...`` built from the same dict (``/`` ↔
+``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``; reads are open unless
+``protect_reads`` is set, in which case they need the token too (as the header, or as the cookie that the
+``/login`` form sets for browsers). Every API error is ``{"error": {"status", "code", "message",
+"details"?}}``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import logging
+import os
+import secrets
+import urllib.parse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader, select_autoescape
+from sqlalchemy import text
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ranklens import __version__
+from ranklens.errors import InputError, RanklensError
+from ranklens.monitor import charts, views
+from ranklens.monitor.db import Database
+from ranklens.monitor.errors import MonitorError, PayloadTooLarge, Unauthorized
+from ranklens.monitor.schemas import (
+    DatasetIn,
+    ProjectIn,
+    RuleIn,
+    RunIn,
+    SnapshotIn,
+    WebhookIn,
+    check_project_name,
+)
+from ranklens.monitor.service import Monitor
+from ranklens.monitor.webhooks import DeliveryWorker, WebhookPolicy
+
+__all__ = ["Settings", "create_app"]
+
+log = logging.getLogger("ranklens.monitor")
+STATIC = Path(__file__).with_name("static")
+COOKIE = "ranklens_token"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass
+class Settings:
+    """Server configuration; :meth:`from_env` reads ``RANKLENS_DB``, ``RANKLENS_TOKEN``,
+    ``RANKLENS_PROTECT_READS``, ``RANKLENS_MAX_BODY`` and ``RANKLENS_WEBHOOK_*``."""
+
+    db_url: str | None = None
+    token: str | None = None
+    protect_reads: bool = False
+    max_body: int = 64 * 1024 * 1024
+    webhook: WebhookPolicy = field(default_factory=WebhookPolicy)
+    run_worker: bool = True
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
+        env = os.environ
+        policy = WebhookPolicy(
+            max_attempts=int(env.get("RANKLENS_WEBHOOK_MAX_ATTEMPTS", "8")),
+            backoff_base=float(env.get("RANKLENS_WEBHOOK_BACKOFF", "2.0")),
+            timeout=float(env.get("RANKLENS_WEBHOOK_TIMEOUT", "10")),
+            poll_interval=float(env.get("RANKLENS_WEBHOOK_POLL", "1.0")),
+        )
+        s = cls(
+            db_url=env.get("RANKLENS_DB"),
+            token=env.get("RANKLENS_TOKEN") or None,
+            protect_reads=_truthy(env.get("RANKLENS_PROTECT_READS")),
+            max_body=int(env.get("RANKLENS_MAX_BODY", str(64 * 1024 * 1024))),
+            webhook=policy,
+        )
+        for k, v in overrides.items():
+            if v is not None:
+                setattr(s, k, v)
+        return s
+
+
+# ---------------------------------------------------------------------------------------------------------
+# errors: one JSON shape
+
+
+def error_body(status: int, code: str, message: str, details: list[Any] | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"status": status, "code": code, "message": message}
+    if details:
+        err["details"] = details
+    return {"error": err}
+
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid",
+    500: "internal_error",
+}
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _error_response(request: Request, status: int, code: str, message: str, details: list[Any] | None = None) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if _is_api(request) or "text/html" not in request.headers.get("accept", ""):
+        return JSONResponse(error_body(status, code, message, details), status_code=status, headers=headers)
+    env: Environment = request.app.state.templates
+    page = env.get_template("error.html").render(
+        status=status, code=code, message=message, details=details, figures={}, json_url=None, **_base(request)
+    )
+    return HTMLResponse(page, status_code=status, headers=headers)
+
+
+def _clean_details(errors: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for e in errors[:50]:
+        loc = [str(x) for x in e.get("loc", ())]
+        out.append({"loc": loc, "message": str(e.get("msg", ""))[:500], "type": e.get("type")})
+    return out
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> Response:
+        details = _clean_details(list(exc.errors()))
+        first = details[0] if details else {"loc": [], "message": "invalid request"}
+        where = ".".join(x for x in first["loc"] if x not in ("body",)) or "body"
+        return _error_response(request, 422, "invalid", f"{where}: {first['message']}", details)
+
+    @app.exception_handler(MonitorError)
+    async def _monitor(request: Request, exc: MonitorError) -> Response:
+        return _error_response(request, exc.status, exc.code, str(exc))
+
+    @app.exception_handler(RanklensError)
+    async def _ranklens(request: Request, exc: RanklensError) -> Response:
+        status = 400 if isinstance(exc, InputError) else 500
+        return _error_response(request, status, _HTTP_CODES[status], str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+        if exc.status_code == 404 and message == "Not Found":
+            message = f"no such page: {request.url.path}"
+        return _error_response(request, exc.status_code, code, message)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> Response:
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return _error_response(request, 500, "internal_error", "internal server error")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# middleware: body size, security headers
+
+
+class LimitBody:
+    """Reject request bodies over ``limit`` bytes (by Content-Length, and while streaming) with 413."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope.get("headers", []):
+            if k == b"content-length":
+                try:
+                    too_big = int(v) > self.limit
+                except ValueError:
+                    too_big = True
+                if too_big:
+                    await _send_json(send, 413, error_body(413, "payload_too_large", f"request body over {self.limit} bytes"))
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:
+                    raise PayloadTooLarge(f"request body over {self.limit} bytes")
+            return msg
+
+        await self.app(scope, limited, send)
+
+
+class SecurityHeaders:
+    """nosniff, no referrer, no framing on every response; a Content-Security-Policy on HTML pages."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                for k, v in _SECURITY_HEADERS:
+                    if k not in names:
+                        headers.append((k, v))
+                ctype = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+                if ctype.startswith(b"text/html"):
+                    headers.append((b"content-security-policy", CSP.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+_SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+    import json
+
+    data = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the app
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The ASGI application. The database is migrated and the webhook worker started on startup."""
+    settings = settings or Settings.from_env()
+    if not settings.token:
+        settings.token = secrets.token_urlsafe(24)
+        log.warning("RANKLENS_TOKEN is not set; writes need this generated token: %s", settings.token)
+    db = Database(settings.db_url)
+    worker = DeliveryWorker(db, settings.webhook)
+    monitor = Monitor(db, on_delivery=worker.wake)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db.migrate()
+        if settings.run_worker:
+            worker.start()
+        try:
+            yield
+        finally:
+            worker.stop()
+            db.dispose()
+
+    app = FastAPI(
+        title="ranklens monitor",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,  # the Swagger UI page would load its scripts from a CDN; the OpenAPI JSON is served
+        redoc_url=None,
+        openapi_url="/api/v1/openapi.json",
+    )
+    app.state.settings = settings
+    app.state.db = db
+    app.state.monitor = monitor
+    app.state.worker = worker
+    env = Environment(loader=PackageLoader("ranklens.monitor", "templates"), autoescape=select_autoescape(default=True))
+    env.filters["u"] = lambda v: urllib.parse.quote(str(v), safe="")
+    env.filters["num"] = _fmt_num
+    env.filters["when"] = _fmt_time
+    env.filters["pval"] = _fmt_p
+    app.state.templates = env
+    _install_error_handlers(app)
+
+    app.add_middleware(LimitBody, limit=settings.max_body)  # type: ignore[arg-type]
+    app.add_middleware(SecurityHeaders)  # type: ignore[arg-type]
+
+    def check_token(given: str | None) -> bool:
+        assert settings.token is not None
+        return given is not None and hmac.compare_digest(given.encode(), settings.token.encode())
+
+    def bearer(request: Request) -> str | None:
+        auth = request.headers.get("authorization", "")
+        scheme, _, value = auth.partition(" ")
+        return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+    def require_write(request: Request) -> None:
+        if not check_token(bearer(request)):
+            raise Unauthorized("writes need the server's token: Authorization: Bearer <RANKLENS_TOKEN>")
+
+    def require_read(request: Request) -> None:
+        if not settings.protect_reads:
+            return
+        if check_token(bearer(request)) or check_token(request.cookies.get(COOKIE)):
+            return
+        raise Unauthorized("reading is protected: send Authorization: Bearer <token> or log in at /login")
+
+    Write = Depends(require_write)
+    Read = Depends(require_read)
+
+    # -- static ---------------------------------------------------------------------------------------
+    plotly_js = _plotly_path()
+
+    @app.get("/static/plotly.min.js", include_in_schema=False)
+    def plotly() -> Response:
+        if plotly_js is None:
+            return Response("/* plotly is not installed: pip install 'ranklens[monitor]' */", media_type="text/javascript")
+        return FileResponse(plotly_js, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    # -- API: health, projects ------------------------------------------------------------------------
+    @app.get("/api/v1/health")
+    def health() -> dict[str, Any]:
+        with db.read() as s:
+            s.execute(text("SELECT 1"))
+        return {"status": "ok", "version": __version__, "database": db.dialect}
+
+    @app.get("/api/v1/projects", dependencies=[Read])
+    def api_projects() -> dict[str, Any]:
+        with db.read() as s:
+            return views.projects_view(s)
+
+    @app.post("/api/v1/projects", dependencies=[Write], status_code=201)
+    def api_create_project(body: ProjectIn, response: Response) -> dict[str, Any]:
+        out, created = monitor.create_project(body)
+        if not created:
+            response.status_code = 200
+        return {"project": out, "created": created}
+
+    @app.get("/api/v1/projects/{project}", dependencies=[Read])
+    def api_overview(project: str) -> dict[str, Any]:
+        with db.read() as s:
+            return views.overview_view(s, project)
+
+    @app.get("/api/v1/projects/{project}/series", dependencies=[Read])
+    def api_series(
+        project: str,
+        measure: str | None = None,
+        system: Annotated[list[str] | None, Query()] = None,
+        segment: str = "",
+        since: dt.datetime | None = None,
+    ) -> dict[str, Any]:
+        with db.read() as s:
+            return views.series_view(s, project, measure=_measure_q(measure), systems=system, segment=segment, since=since)
+
+    @app.get("/api/v1/projects/{project}/segments", dependencies=[Read])
+    def api_segments(project: str, measure: str | None = None) -> dict[str, Any]:
+        with db.read() as s:
+            return views.segments_view(s, project, measure=_measure_q(measure))
+
+    @app.get("/api/v1/projects/{project}/ab", dependencies=[Read])
+    def api_ab(
+        project: str, a: str | None = None, b: str | None = None, measure: str | None = None, segment: str = "", test: str = "t"
+    ) -> dict[str, Any]:
+        with db.read() as s:
+            return views.ab_view(s, project, a=a, b=b, measure=_measure_q(measure), segment=segment, test=_test_q(test))
+
+    @app.get("/api/v1/projects/{project}/snapshots", dependencies=[Read])
+    def api_snapshots(project: str, system: str | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+        with db.read() as s:
+            return views.snapshots_view(s, project, system=system, limit=limit, offset=offset)
+
+    @app.get("/api/v1/projects/{project}/snapshots/{snapshot}", dependencies=[Read])
+    def api_snapshot(project: str, snapshot: str, measure: str | None = None, compare: str | None = None, worst: int = 20) -> dict[str, Any]:
+        with db.read() as s:
+            return views.snapshot_view(s, project, snapshot, measure=_measure_q(measure), compare=compare, worst=worst)
+
+    @app.post("/api/v1/projects/{project}/snapshots", dependencies=[Write], status_code=201)
+    def api_ingest(project: str, body: SnapshotIn, response: Response) -> dict[str, Any]:
+        out, created = monitor.ingest(_project_path(project), body)
+        if not created:
+            response.status_code = 200
+        out.pop("deliveries_queued", None)
+        return {"snapshot": out, "created": created}
+
+    @app.post("/api/v1/projects/{project}/runs", dependencies=[Write], status_code=201)
+    def api_run(project: str, body: RunIn, response: Response) -> dict[str, Any]:
+        out, created = monitor.evaluate_run(_project_path(project), body)
+        if not created:
+            response.status_code = 200
+        out.pop("deliveries_queued", None)
+        return {"snapshot": out, "created": created}
+
+    @app.get("/api/v1/projects/{project}/datasets", dependencies=[Read])
+    def api_datasets(project: str) -> dict[str, Any]:
+        with db.read() as s:
+            return views.datasets_view(s, project)
+
+    @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201)
+    def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
+        out, created = monitor.add_dataset(_project_path(project), body)
+        if not created:
+            response.status_code = 200
+        return {"dataset": out, "created": created}
+
+    @app.get("/api/v1/projects/{project}/rules", dependencies=[Read])
+    def api_rules(project: str) -> dict[str, Any]:
+        with db.read() as s:
+            return views.rules_view(s, project)
+
+    @app.post("/api/v1/projects/{project}/rules", dependencies=[Write], status_code=201)
+    def api_add_rule(project: str, body: RuleIn) -> dict[str, Any]:
+        return {"rule": monitor.add_rule(_project_path(project), body)}
+
+    @app.patch("/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write])
+    def api_patch_rule(project: str, rule_id: int, enabled: Annotated[bool, Body(embed=True)]) -> dict[str, Any]:
+        return {"rule": monitor.set_rule_enabled(project, rule_id, enabled)}
+
+    @app.delete("/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write])
+    def api_delete_rule(project: str, rule_id: int) -> dict[str, Any]:
+        return {"rule": monitor.set_rule_enabled(project, rule_id, False)}
+
+    @app.get("/api/v1/projects/{project}/alerts", dependencies=[Read])
+    def api_alerts(project: str, state: str | None = None, limit: int = 200) -> dict[str, Any]:
+        with db.read() as s:
+            return views.alerts_view(s, project, state=state, limit=max(1, min(limit, 5000)))
+
+    @app.get("/api/v1/webhooks", dependencies=[Read])
+    def api_webhooks(webhook: int | None = None, limit: int = 200) -> dict[str, Any]:
+        with db.read() as s:
+            return views.deliveries_view(s, webhook=webhook, limit=max(1, min(limit, 5000)))
+
+    @app.post("/api/v1/webhooks", dependencies=[Write], status_code=201)
+    def api_add_webhook(body: WebhookIn) -> dict[str, Any]:
+        return {"webhook": monitor.add_webhook(body)}
+
+    # -- HTML pages -----------------------------------------------------------------------------------
+    def page(request: Request, template: str, data: dict[str, Any], figures: dict[str, Any] | None = None) -> HTMLResponse:
+        twin = "/api/v1/projects" if request.url.path == "/" else "/api/v1" + request.url.path
+        if request.url.query:
+            twin += "?" + request.url.query
+        html = env.get_template(template).render(page=data, figures=figures or {}, json_url=twin, **_base(request))
+        return HTMLResponse(html)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def home(request: Request) -> HTMLResponse:
+        with db.read() as s:
+            return page(request, "projects.html", views.projects_view(s))
+
+    @app.get("/projects/{project}", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def overview(request: Request, project: str) -> HTMLResponse:
+        with db.read() as s:
+            data = views.overview_view(s, project)
+        return page(request, "overview.html", data, {"overview": charts.overview_figure(data)} if data["systems"] else {})
+
+    @app.get("/projects/{project}/series", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def series(
+        request: Request,
+        project: str,
+        measure: str | None = None,
+        system: Annotated[list[str] | None, Query()] = None,
+        segment: str = "",
+    ) -> HTMLResponse:
+        with db.read() as s:
+            data = views.series_view(s, project, measure=_measure_q(measure), systems=system, segment=segment)
+        return page(request, "series.html", data, {"series": charts.series_figure(data)})
+
+    @app.get("/projects/{project}/segments", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def segments(request: Request, project: str, measure: str | None = None) -> HTMLResponse:
+        with db.read() as s:
+            data = views.segments_view(s, project, measure=_measure_q(measure))
+        return page(request, "segments.html", data, {"segments": charts.segments_figure(data)})
+
+    @app.get("/projects/{project}/ab", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def ab(
+        request: Request, project: str, a: str | None = None, b: str | None = None, measure: str | None = None, segment: str = "", test: str = "t"
+    ) -> HTMLResponse:
+        with db.read() as s:
+            data = views.ab_view(s, project, a=a, b=b, measure=_measure_q(measure), segment=segment, test=_test_q(test))
+        return page(request, "ab.html", data, charts.ab_figures(data))
+
+    @app.get("/projects/{project}/snapshots", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def snapshots(request: Request, project: str, system: str | None = None, limit: int = 100, offset: int = 0) -> HTMLResponse:
+        with db.read() as s:
+            return page(request, "snapshots.html", views.snapshots_view(s, project, system=system, limit=limit, offset=offset))
+
+    @app.get("/projects/{project}/snapshots/{snapshot}", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def snapshot(request: Request, project: str, snapshot: str, measure: str | None = None, compare: str | None = None, worst: int = 20) -> HTMLResponse:
+        with db.read() as s:
+            data = views.snapshot_view(s, project, snapshot, measure=_measure_q(measure), compare=compare, worst=worst)
+        return page(request, "snapshot.html", data)
+
+    @app.get("/projects/{project}/alerts", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def alerts(request: Request, project: str, state: str | None = None) -> HTMLResponse:
+        with db.read() as s:
+            return page(request, "alerts.html", views.alerts_view(s, project, state=state or None))
+
+    @app.get("/webhooks", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
+    def webhooks(request: Request) -> HTMLResponse:
+        with db.read() as s:
+            return page(request, "webhooks.html", views.deliveries_view(s))
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_form(request: Request) -> HTMLResponse:
+        return HTMLResponse(env.get_template("login.html").render(failed=False, figures={}, json_url=None, **_base(request)))
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        raw = await request.body()
+        form = urllib.parse.parse_qs(raw[:4096].decode("utf-8", "replace"))
+        token = (form.get("token") or [""])[0]
+        if not check_token(token):
+            return HTMLResponse(
+                env.get_template("login.html").render(failed=True, figures={}, json_url=None, **_base(request)), status_code=401
+            )
+        resp = RedirectResponse("/", status_code=303)
+        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        return resp
+
+    return app
+
+
+def _base(request: Request) -> dict[str, Any]:
+    return {"version": __version__, "path": request.url.path}
+
+
+def _project_path(project: str) -> str:
+    try:
+        return check_project_name(project)
+    except InputError as exc:
+        raise MonitorError(str(exc)) from None
+
+
+def _measure_q(measure: str | None) -> str | None:
+    if measure is None or measure == "":
+        return None
+    from ranklens.monitor.schemas import canonical_measure
+
+    return canonical_measure(measure)
+
+
+def _test_q(test: str) -> str:
+    from ranklens.stats import canonical_test
+
+    name = canonical_test(test)
+    if name not in ("t", "randomisation", "bootstrap", "wilcoxon", "sign"):
+        raise MonitorError(f"test must be one of t, randomisation, bootstrap, wilcoxon, sign; got {test!r}")
+    return name
+
+
+def _plotly_path() -> Path | None:
+    try:
+        import plotly
+    except ImportError:  # pragma: no cover - plotly is part of the monitor extra
+        return None
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return path if path.exists() else None
+
+
+def _fmt_num(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "—"
+    try:
+        return f"{float(v):.{digits}f}"
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _fmt_p(v: Any) -> str:
+    """A p-value: 4 decimals, or 2 significant digits below 0.001 (``3.2e-07``)."""
+    if v is None:
+        return "—"
+    v = float(v)
+    return f"{v:.2g}" if 0 < v < 0.001 else ("< 1e-300" if v == 0 else f"{v:.4f}")
+
+
+def _fmt_time(v: str | None) -> str:
+    if not v:
+        return "—"
+    return v.replace("T", " ")[:16] + " UTC"

@@ -1,0 +1,143 @@
+"""Plotly figure specs (``{"data": [...], "layout": {...}}``) built from the page dicts.
+
+The page embeds each figure as JSON in a ``<script type="application/json">`` block and the packaged
+``dashboard.js`` draws it with the packaged plotly.js: no inline script, no CDN. Plotly reads a few HTML
+tags inside labels, so every user-supplied label is HTML-escaped here first (plotly shows the entities as
+text).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+__all__ = ["ab_figures", "overview_figure", "segments_figure", "series_figure"]
+
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
+
+
+def _t(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _layout(title: str, **extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "title": {"text": _t(title), "font": {"size": 15}},
+        "margin": {"l": 55, "r": 20, "t": 45, "b": 45},
+        "height": 380,
+        "legend": {"orientation": "h", "y": -0.18},
+        "hovermode": "closest",
+    }
+    layout.update(extra)
+    return layout
+
+
+def overview_figure(page: dict[str, Any]) -> dict[str, Any]:
+    """Grouped bars: latest value of every measure per system."""
+    data = []
+    for i, row in enumerate(page["systems"]):
+        data.append(
+            {
+                "type": "bar",
+                "name": _t(row["system"]),
+                "x": [_t(c["measure"]) for c in row["values"]],
+                "y": [c["value"] for c in row["values"]],
+                "marker": {"color": COLOURS[i % len(COLOURS)]},
+            }
+        )
+    return {"data": data, "layout": _layout("Latest value per system", barmode="group", yaxis={"rangemode": "tozero"})}
+
+
+def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, Any]:
+    """Lines per system, dashed threshold lines, and alert markers at the snapshot that fired."""
+    data: list[dict[str, Any]] = []
+    xs: list[str] = []
+    for i, ser in enumerate(page["series"]):
+        x = [p["at"] for p in ser["points"]]
+        xs.extend(x[:1] + x[-1:])
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": _t(ser["system"]),
+                "x": x,
+                "y": [p["value"] for p in ser["points"]],
+                "marker": {"size": 4, "color": COLOURS[i % len(COLOURS)]},
+                "line": {"width": 1.5, "color": COLOURS[i % len(COLOURS)]},
+            }
+        )
+    if xs:
+        lo, hi = min(xs), max(xs)
+        for t in page["thresholds"]:
+            who = f" ({t['system']})" if t["system"] else ""
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": _t(f"threshold {t['op']} {t['value']:g}{who}"),
+                    "x": [lo, hi],
+                    "y": [t["value"], t["value"]],
+                    "line": {"dash": "dash", "color": "#555", "width": 1},
+                    "hoverinfo": "name",
+                }
+            )
+    fired = [a for a in page["alerts"] if a["value"] is not None]
+    if fired:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "alerts",
+                "x": [a["started_at"] for a in fired],
+                "y": [a["value"] for a in fired],
+                "text": [_t(f"{a['system']}: {a['rule']} ({a['state']})") for a in fired],
+                "hoverinfo": "text+x+y",
+                "marker": {"symbol": "x", "size": 12, "color": "#d62728", "line": {"width": 2}},
+            }
+        )
+    seg = f" — segment {page['segment']}" if page.get("segment") else ""
+    return {"data": data, "layout": _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})}
+
+
+def segments_figure(page: dict[str, Any]) -> dict[str, Any]:
+    data = []
+    segs = [row["segment"] for row in page["segments"]]
+    for i, system in enumerate(page["systems"]):
+        data.append(
+            {
+                "type": "bar",
+                "name": _t(system),
+                "x": [_t(s) for s in segs],
+                "y": [row["values"].get(system) for row in page["segments"]],
+                "marker": {"color": COLOURS[i % len(COLOURS)]},
+            }
+        )
+    return {"data": data, "layout": _layout(f"{page['measure']} per segment (latest snapshot)", barmode="group")}
+
+
+def ab_figures(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The two systems over time, and the per-query differences (A − B) sorted."""
+    figs = {
+        "ab-series": series_figure(
+            {"series": page["series"], "thresholds": [], "alerts": [], "measure": page["measure"], "segment": page["segment"]},
+            title=f"{page['a']} vs {page['b']}: {page['measure']} over time",
+        )
+    }
+    rows = page["per_query"]
+    figs["ab-diff"] = {
+        "data": [
+            {
+                "type": "bar",
+                "x": [_t(r["query"]) for r in rows],
+                "y": [r["difference"] for r in rows],
+                "marker": {"color": ["#2ca02c" if r["difference"] > 0 else "#d62728" for r in rows]},
+                "name": "A − B",
+            }
+        ],
+        "layout": _layout(
+            f"Per-query difference {page['a']} − {page['b']} ({page['measure']})",
+            xaxis={"type": "category", "showticklabels": len(rows) <= 60, "automargin": True},
+            yaxis={"zeroline": True},
+        ),
+    }
+    return figs

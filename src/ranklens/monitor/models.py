@@ -1,0 +1,278 @@
+"""The monitoring store's tables (SQLAlchemy 2.x declarative models).
+
+::
+
+    projects ─┬─ systems ───────────────┐
+              ├─ datasets (qrels versions)│
+              ├─ snapshots ──────────────┴─ snapshot_values (measure × segment → value)
+              │      └─ snapshot_queries (per-query values, one JSON document per snapshot)
+              ├─ rules ── rule_checks (one row per rule × snapshot × segment evaluated)
+              ├─ alerts (firing → resolved; at most one open per rule × system × segment)
+              └─ webhooks ── deliveries ── delivery_attempts (the outbox and its log)
+
+Times are stored as naive UTC and read back as aware UTC (:class:`UTCDateTime`), so SQLite and
+PostgreSQL behave the same. The schema is created and upgraded only by the Alembic migrations in
+``monitor/migrations``; a test checks that these models and the migrations agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "Alert",
+    "Base",
+    "Dataset",
+    "Delivery",
+    "DeliveryAttempt",
+    "Project",
+    "Rule",
+    "RuleCheck",
+    "Snapshot",
+    "SnapshotQueries",
+    "SnapshotValue",
+    "System",
+    "UTCDateTime",
+    "Webhook",
+    "utcnow",
+]
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> dt.datetime:
+    """The current time, aware UTC, to the microsecond."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """A timestamp stored as naive UTC, returned as aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # pragma: no cover - SQLite returns datetimes through SQLAlchemy
+            value = dt.datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.timezone.utc)
+        return value.astimezone(dt.timezone.utc)  # type: ignore[no-any-return]
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Project(Base):
+    __tablename__ = "projects"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class System(Base):
+    __tablename__ = "systems"
+    __table_args__ = (UniqueConstraint("project_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Dataset(Base):
+    """A stored qrels version that uploaded runs are evaluated against."""
+
+    __tablename__ = "datasets"
+    __table_args__ = (UniqueConstraint("project_id", "name", "version"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(100))
+    qrels: Mapped[str] = mapped_column(Text)  # JSON {qid: {docid: label}}
+    num_queries: Mapped[int] = mapped_column(Integer)
+    num_judgements: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Snapshot(Base):
+    """One evaluation of one system at one time; ``client_id`` makes ingestion idempotent."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (
+        UniqueConstraint("project_id", "client_id"),
+        Index("ix_snapshots_project_at", "project_id", "at"),
+        Index("ix_snapshots_system_at", "system_id", "at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"))
+    dataset_id: Mapped[int | None] = mapped_column(ForeignKey("datasets.id", ondelete="SET NULL"), nullable=True)
+    client_id: Mapped[str] = mapped_column(String(128))
+    digest: Mapped[str] = mapped_column(String(64))
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    measures: Mapped[str] = mapped_column(Text)  # JSON list of canonical measure names
+    tags: Mapped[str] = mapped_column(Text, default="{}")  # JSON {key: value}
+    num_queries: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    has_per_query: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(String(20), default="push")
+
+
+class SnapshotValue(Base):
+    """An aggregate value; segment ``""`` is the whole query set."""
+
+    __tablename__ = "snapshot_values"
+    __table_args__ = (UniqueConstraint("snapshot_id", "measure", "segment"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    measure: Mapped[str] = mapped_column(String(200))
+    segment: Mapped[str] = mapped_column(String(200), default="")
+    value: Mapped[float] = mapped_column(Float)
+
+
+class SnapshotQueries(Base):
+    """Per-query values of one snapshot: ``{"queries": [...], "segments": [...]|null, "values": {m: [...]}}``."""
+
+    __tablename__ = "snapshot_queries"
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
+
+
+class Rule(Base):
+    __tablename__ = "rules"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(20))  # threshold | window | significance
+    measure: Mapped[str] = mapped_column(String(200))
+    segment: Mapped[str] = mapped_column(String(200), default="")
+    system_id: Mapped[int | None] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"), nullable=True)
+    op: Mapped[str | None] = mapped_column(String(2), nullable=True)
+    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    window_days: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_drop: Mapped[float | None] = mapped_column(Float, nullable=True)
+    min_points: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reference_system_id: Mapped[int | None] = mapped_column(
+        ForeignKey("systems.id", ondelete="CASCADE"), nullable=True
+    )
+    alpha: Mapped[float | None] = mapped_column(Float, nullable=True)
+    test: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    min_queries: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RuleCheck(Base):
+    """The outcome of one rule on one snapshot: ``ok``, ``breach`` or ``skipped`` (not enough data)."""
+
+    __tablename__ = "rule_checks"
+    __table_args__ = (
+        UniqueConstraint("snapshot_id", "rule_id"),
+        Index("ix_rule_checks_rule_id", "rule_id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    rule_id: Mapped[int] = mapped_column(ForeignKey("rules.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(10))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class Alert(Base):
+    """A rule breached by a system; ``open_key`` is set while firing so at most one is open per key."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (Index("ix_alerts_project_state", "project_id", "state"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    rule_id: Mapped[int] = mapped_column(ForeignKey("rules.id", ondelete="CASCADE"))
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"))
+    segment: Mapped[str] = mapped_column(String(200), default="")
+    state: Mapped[str] = mapped_column(String(10))  # firing | resolved
+    open_key: Mapped[str | None] = mapped_column(String(100), unique=True, nullable=True)
+    started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    resolved_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    first_snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    last_snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    resolved_snapshot_id: Mapped[int | None] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=True
+    )
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Webhook(Base):
+    __tablename__ = "webhooks"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), nullable=True)
+    url: Mapped[str] = mapped_column(String(2000))
+    secret: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Delivery(Base):
+    """One alert event to one webhook: written in the ingest transaction, sent by the background worker."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (Index("ix_deliveries_status_next", "status", "next_attempt_at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    webhook_id: Mapped[int] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    alert_id: Mapped[int | None] = mapped_column(ForeignKey("alerts.id", ondelete="CASCADE"), nullable=True)
+    event: Mapped[str] = mapped_column(String(40))
+    payload: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(10), default="pending")  # pending | delivered | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    locked_until: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class DeliveryAttempt(Base):
+    __tablename__ = "delivery_attempts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    delivery_id: Mapped[int] = mapped_column(ForeignKey("deliveries.id", ondelete="CASCADE"), index=True)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    duration_ms: Mapped[float] = mapped_column(Float)

@@ -1,0 +1,366 @@
+"""Rules, checked on every ingested snapshot, and the alert lifecycle they drive.
+
+Three kinds (see :class:`ranklens.monitor.schemas.RuleIn`):
+
+* ``threshold`` — the snapshot's value of ``measure`` (in ``segment``) must satisfy ``op value``;
+* ``window`` — the value must not fall more than ``max_drop`` below the system's own mean over the trailing
+  ``window_days`` (earlier snapshots only; at least ``min_points`` of them, else the check is skipped);
+* ``significance`` — the system must not be significantly worse than the ``reference`` system's latest
+  snapshot at or before this one: paired test (``ranklens.stats``) on the common queries' per-query values,
+  breach when the mean difference is negative and p < ``alpha``.
+
+Each check is stored (``rule_checks``: ok, breach or skipped). Only the newest snapshot of a system moves
+alerts — a backfilled old snapshot is checked and recorded, but does not fire or resolve anything. A breach
+opens an alert (``firing``) unless one is open for the same rule and system; an ``ok`` resolves it. Every
+change writes one delivery per matching webhook in the same transaction (the outbox that the webhook worker
+sends from), so an alert and its notifications are committed together or not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import bindparam, func, or_, select
+from sqlalchemy.orm import Session
+
+from ranklens.monitor._stats import paired
+from ranklens.monitor.models import (
+    Alert,
+    Delivery,
+    Rule,
+    RuleCheck,
+    Snapshot,
+    SnapshotQueries,
+    SnapshotValue,
+    System,
+    Webhook,
+    utcnow,
+)
+
+__all__ = ["OPS", "CheckOutcome", "Ref", "SnapRef", "SnapshotData", "describe_rule", "evaluate_rules"]
+
+_RULES_FOR = (
+    select(Rule)
+    .where(Rule.project_id == bindparam("p"), Rule.enabled.is_(True))
+    .where(or_(Rule.system_id.is_(None), Rule.system_id == bindparam("s")))
+    .order_by(Rule.id)
+)
+_NEWER = select(func.count()).select_from(Snapshot).where(
+    Snapshot.system_id == bindparam("s"), Snapshot.id != bindparam("id"), Snapshot.at > bindparam("at")
+)
+_OPEN_ALERTS = select(Alert).where(Alert.system_id == bindparam("s"), Alert.state == "firing")
+_SYSTEM_NAMES = select(System.id, System.name).where(System.project_id == bindparam("p"))
+_WINDOW = (
+    select(func.avg(SnapshotValue.value), func.count())
+    .join(Snapshot, Snapshot.id == SnapshotValue.snapshot_id)
+    .where(
+        Snapshot.system_id == bindparam("s"),
+        Snapshot.at >= bindparam("start"),
+        Snapshot.at < bindparam("at"),
+        SnapshotValue.measure == bindparam("m"),
+        SnapshotValue.segment == bindparam("seg"),
+    )
+)
+_INSERT_CHECKS = RuleCheck.__table__.insert()  # type: ignore[attr-defined]
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A project or system: id and name."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class SnapRef:
+    """The snapshot being ingested: id, client id and time."""
+
+    id: int
+    client_id: str
+    at: dt.datetime
+
+
+@dataclass
+class SnapshotData:
+    """A validated, normalised snapshot ready to store (see :mod:`ranklens.monitor.service`)."""
+
+    client_id: str
+    system: str
+    at: dt.datetime
+    tags: dict[str, str]
+    measures: list[str]
+    aggregates: dict[str, float]
+    segment_values: dict[str, dict[str, float]]
+    num_queries: int | None
+    queries: list[str] | None
+    per_query: dict[str, list[float | None]] | None
+    query_segments: list[str | None] | None
+    digest: str
+    dataset_id: int | None = None
+
+    def value(self, measure: str, segment: str) -> float | None:
+        if segment == "":
+            return self.aggregates.get(measure)
+        return self.segment_values.get(segment, {}).get(measure)
+
+
+@dataclass
+class CheckOutcome:
+    rule_id: int
+    rule: str
+    status: str
+    value: float | None
+    detail: str
+    alert: dict[str, Any] | None = None
+    deliveries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule_id": self.rule_id,
+            "rule": self.rule,
+            "status": self.status,
+            "value": self.value,
+            "detail": self.detail,
+            "alert": self.alert,
+        }
+
+
+def describe_rule(rule: Rule, systems: dict[int, str]) -> str:
+    """A one-line description: ``nDCG@10 >= 0.85 [segment books] (system bm25)``."""
+    seg = f" [segment {rule.segment}]" if rule.segment else ""
+    who = f" (system {systems.get(rule.system_id, '?')})" if rule.system_id else ""
+    if rule.kind == "threshold":
+        text = f"{rule.measure} {rule.op} {rule.threshold:g}"
+    elif rule.kind == "window":
+        text = f"{rule.measure} >= {rule.window_days:g}-day mean − {rule.max_drop:g}"
+    else:
+        ref = systems.get(rule.reference_system_id or -1, "?")
+        text = f"{rule.measure} not significantly below {ref} ({rule.test} test, α = {rule.alpha:g})"
+    return text + seg + who
+
+
+def evaluate_rules(s: Session, project: Ref, system: Ref, snap: SnapRef, data: SnapshotData) -> list[CheckOutcome]:
+    """Check every enabled rule of ``project`` that applies to ``system`` and one of the snapshot's measures."""
+    rules = s.scalars(_RULES_FOR, {"p": project.id, "s": system.id}).all()
+    rules = [r for r in rules if r.measure in data.aggregates or r.measure in data.measures]
+    if not rules:
+        return []
+    is_latest = not s.scalar(_NEWER, {"s": system.id, "id": snap.id, "at": snap.at})
+    if any(r.system_id is not None or r.reference_system_id is not None for r in rules):
+        systems = {sid: name for sid, name in s.execute(_SYSTEM_NAMES, {"p": project.id})}
+    else:
+        systems = {system.id: system.name}
+    open_alerts = {a.rule_id: a for a in s.scalars(_OPEN_ALERTS, {"s": system.id})} if is_latest else {}
+    outcomes: list[CheckOutcome] = []
+    checks: list[dict[str, Any]] = []
+    for rule in rules:
+        if rule.kind == "significance" and rule.reference_system_id == system.id:
+            continue  # the reference is not compared with itself
+        if rule.kind == "threshold":
+            status, value, detail = _threshold(rule, data)
+        elif rule.kind == "window":
+            status, value, detail = _window(s, rule, system, snap, data)
+        else:
+            status, value, detail = _significance(s, rule, snap, data)
+        if value is not None and not math.isfinite(value):
+            value = None
+        checks.append(
+            {"snapshot_id": snap.id, "rule_id": rule.id, "status": status, "value": value, "detail": detail}
+        )
+        outcome = CheckOutcome(rule.id, describe_rule(rule, systems), status, value, detail)
+        if is_latest and status in ("ok", "breach"):
+            _transition(s, project, rule, system, snap, outcome, open_alerts.get(rule.id))
+        outcomes.append(outcome)
+    if checks:
+        s.execute(_INSERT_CHECKS, checks)
+    return outcomes
+
+
+def _threshold(rule: Rule, data: SnapshotData) -> tuple[str, float | None, str]:
+    where = f" in segment {rule.segment!r}" if rule.segment else ""
+    v = data.value(rule.measure, rule.segment)
+    if v is None:
+        return "skipped", None, f"no value of {rule.measure}{where}"
+    assert rule.op is not None and rule.threshold is not None
+    ok = OPS[rule.op](v, rule.threshold)
+    return ("ok" if ok else "breach"), v, f"{rule.measure}{where} = {v:.4f}; rule {rule.op} {rule.threshold:g}"
+
+
+def _window(s: Session, rule: Rule, system: Ref, snap: SnapRef, data: SnapshotData) -> tuple[str, float | None, str]:
+    where = f" in segment {rule.segment!r}" if rule.segment else ""
+    v = data.value(rule.measure, rule.segment)
+    if v is None:
+        return "skipped", None, f"no value of {rule.measure}{where}"
+    days = float(rule.window_days or 7.0)
+    start = snap.at - dt.timedelta(days=days)
+    mean, n = s.execute(
+        _WINDOW, {"s": system.id, "start": start, "at": snap.at, "m": rule.measure, "seg": rule.segment}
+    ).one()
+    need = rule.min_points or 1
+    if not n or n < need:
+        return "skipped", v, f"{n} earlier snapshot(s) in the last {days:g} days; the rule needs {need}"
+    mean = float(mean)
+    floor = mean - float(rule.max_drop or 0.0)
+    status = "ok" if v >= floor else "breach"
+    return status, v, (
+        f"{rule.measure}{where} = {v:.4f}; {days:g}-day mean {mean:.4f} over {n} snapshot(s), "
+        f"floor {floor:.4f} (drop {mean - v:+.4f})"
+    )
+
+
+def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData) -> tuple[str, float | None, str]:
+    if data.queries is None or data.per_query is None or rule.measure not in data.per_query:
+        return "skipped", None, "the snapshot has no per-query values of " + rule.measure
+    ref = s.execute(
+        select(Snapshot.id, Snapshot.client_id, SnapshotQueries.data)
+        .join(SnapshotQueries, SnapshotQueries.snapshot_id == Snapshot.id)
+        .where(Snapshot.system_id == rule.reference_system_id, Snapshot.at <= snap.at)
+        .order_by(Snapshot.at.desc(), Snapshot.id.desc())
+        .limit(1)
+    ).first()
+    if ref is None:
+        return "skipped", None, "the reference system has no snapshot with per-query values at or before this one"
+    ref_doc = json.loads(ref.data)
+    ref_vals = ref_doc["values"].get(rule.measure)
+    if ref_vals is None:
+        return "skipped", None, f"the reference snapshot {ref.client_id} has no per-query {rule.measure}"
+    ref_map = dict(zip(ref_doc["queries"], ref_vals))
+    mine = data.per_query[rule.measure]
+    segs = data.query_segments
+    a: list[float] = []
+    b: list[float] = []
+    for i, q in enumerate(data.queries):
+        if rule.segment and (segs is None or segs[i] != rule.segment):
+            continue
+        x, y = mine[i], ref_map.get(q)
+        if x is None or y is None:
+            continue
+        a.append(x)
+        b.append(y)
+    need = rule.min_queries or 2
+    if len(a) < need:
+        return "skipped", None, f"{len(a)} common queries with the reference; the rule needs {need}"
+    r = paired(np.asarray(a), np.asarray(b), rule.test or "t")
+    breach = r.mean_diff < 0 and not math.isnan(r.p_value) and r.p_value < float(rule.alpha or 0.05)
+    detail = (
+        f"mean difference vs reference snapshot {ref.client_id}: {r.mean_diff:+.4f} "
+        f"(95% CI {r.ci_low:+.4f} to {r.ci_high:+.4f}), {r.test} p = {r.p_value:.4g}, n = {r.n}"
+    )
+    return ("breach" if breach else "ok"), r.mean_diff, detail
+
+
+def _transition(
+    s: Session, project: Ref, rule: Rule, system: Ref, snap: SnapRef, out: CheckOutcome, alert: Alert | None
+) -> None:
+    key = f"{rule.id}:{system.id}"
+    now = utcnow()
+    if out.status == "breach":
+        if alert is not None:
+            alert.last_snapshot_id = snap.id
+            alert.value = out.value
+            alert.message = out.detail
+            alert.updated_at = now
+            out.alert = {"id": alert.id, "state": "firing", "change": "still firing"}
+            return
+        alert = Alert(
+            project_id=project.id,
+            rule_id=rule.id,
+            system_id=system.id,
+            segment=rule.segment,
+            state="firing",
+            open_key=key,
+            started_at=snap.at,
+            first_snapshot_id=snap.id,
+            last_snapshot_id=snap.id,
+            value=out.value,
+            message=out.detail,
+            created_at=now,
+            updated_at=now,
+        )
+        s.add(alert)
+        s.flush()
+        out.alert = {"id": alert.id, "state": "firing", "change": "fired"}
+        out.deliveries = _enqueue(s, project, rule, system, snap, alert, "alert.firing", out.rule)
+    elif alert is not None:
+        alert.state = "resolved"
+        alert.open_key = None
+        alert.resolved_at = snap.at
+        alert.resolved_snapshot_id = snap.id
+        alert.last_snapshot_id = snap.id
+        alert.value = out.value
+        alert.updated_at = now
+        s.flush()
+        out.alert = {"id": alert.id, "state": "resolved", "change": "resolved"}
+        out.deliveries = _enqueue(s, project, rule, system, snap, alert, "alert.resolved", out.rule)
+
+
+def alert_payload(
+    event: str, project: Ref, rule: Rule, system: Ref, snap: SnapRef, alert: Alert, rule_text: str
+) -> dict[str, Any]:
+    """The JSON body POSTed to webhooks."""
+    return {
+        "event": event,
+        "project": project.name,
+        "alert": {
+            "id": alert.id,
+            "state": alert.state,
+            "rule_id": rule.id,
+            "rule": rule_text,
+            "kind": rule.kind,
+            "measure": rule.measure,
+            "segment": rule.segment or None,
+            "system": system.name,
+            "value": alert.value,
+            "message": alert.message,
+            "started_at": _iso(alert.started_at),
+            "resolved_at": _iso(alert.resolved_at),
+        },
+        "snapshot": {"id": snap.client_id, "at": _iso(snap.at)},
+    }
+
+
+def _enqueue(
+    s: Session, project: Ref, rule: Rule, system: Ref, snap: SnapRef, alert: Alert, event: str, rule_text: str
+) -> int:
+    hooks = s.scalars(
+        select(Webhook).where(Webhook.enabled.is_(True), or_(Webhook.project_id.is_(None), Webhook.project_id == project.id))
+    ).all()
+    if not hooks:
+        return 0
+    body = alert_payload(event, project, rule, system, snap, alert, rule_text)
+    now = utcnow()
+    for hook in hooks:
+        s.add(
+            Delivery(
+                webhook_id=hook.id,
+                alert_id=alert.id,
+                event=event,
+                payload=json.dumps(body, ensure_ascii=False),
+                status="pending",
+                attempts=0,
+                next_attempt_at=now,
+                created_at=now,
+            )
+        )
+    return len(hooks)
+
+
+def _iso(t: dt.datetime | None) -> str | None:
+    if t is None:
+        return None
+    return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,292 @@
+"""What the ingest API accepts: pydantic models with limits, finite numbers and checked names.
+
+Names (projects, systems, segments, tags) may hold any printable text — they are escaped wherever they are
+shown — but no control characters, no leading or trailing space, and a project name no ``/`` (it is a path
+segment). Measure names are checked with the ranklens measure language and stored in canonical form, so
+``ndcg_cut.10`` and ``nDCG@10`` are the same series.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
+
+from ranklens.errors import InputError, MeasureError
+
+__all__ = [
+    "LIMITS",
+    "DatasetIn",
+    "ProjectIn",
+    "RuleIn",
+    "RunIn",
+    "SnapshotIn",
+    "WebhookIn",
+    "canonical_measure",
+    "check_name",
+    "check_project_name",
+]
+
+#: Size limits of one request (the body size itself is limited by the server, ``--max-body``).
+LIMITS = {
+    "measures": 100,
+    "queries": 200_000,
+    "segments": 1_000,
+    "tags": 50,
+    "runs": 100,
+    "name": 200,
+    "project": 100,
+    "tag_value": 500,
+}
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+CLIENT_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$"
+
+
+def check_name(value: str, *, what: str = "name", limit: int = LIMITS["name"]) -> str:
+    """``value`` if it is a usable name; else :class:`InputError` saying why.
+
+    >>> check_name("<b>bm25</b> & co")
+    '<b>bm25</b> & co'
+    >>> check_name(" x")
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.InputError: name must not start or end with white space; got ' x'
+    """
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be a string; got {type(value).__name__}")
+    if not value:
+        raise InputError(f"{what} must not be empty")
+    if len(value) > limit:
+        raise InputError(f"{what} is longer than {limit} characters")
+    if _CONTROL.search(value):
+        raise InputError(f"{what} must not contain control characters; got {value!r}")
+    if value != value.strip():
+        raise InputError(f"{what} must not start or end with white space; got {value!r}")
+    return value
+
+
+def check_project_name(value: str) -> str:
+    """A project name: a name of at most 100 characters without ``/``, and not ``.`` or ``..``."""
+    check_name(value, what="project name", limit=LIMITS["project"])
+    if "/" in value or "\\" in value or value in {".", ".."}:
+        raise InputError(f"project name must not contain '/' or '\\' nor be '.' or '..'; got {value!r}")
+    return value
+
+
+@lru_cache(maxsize=4096)
+def canonical_measure(name: str) -> str:
+    """The canonical name of one measure (``ndcg_cut.10`` → ``nDCG@10``); :class:`MeasureError` if unknown."""
+    from ranklens.measures import parse_many
+
+    if not isinstance(name, str) or not name.strip() or len(name) > LIMITS["name"]:
+        raise MeasureError(f"'{name}' is not a measure name; examples: nDCG@10, P(rel=2)@5, AP")
+    found = parse_many([name])
+    if len(found) != 1:
+        raise MeasureError(f"'{name}' names {len(found)} measures; give one per key")
+    return str(found[0].validate())
+
+
+def _name(v: str) -> str:
+    return _as_value_error(check_name, v)
+
+
+def _project(v: str) -> str:
+    return _as_value_error(check_project_name, v)
+
+
+def _measure(v: str) -> str:
+    return _as_value_error(canonical_measure, v)
+
+
+def _as_value_error(fn: Any, v: Any) -> Any:
+    try:
+        return fn(v)
+    except InputError as exc:  # pydantic reports ValueError; InputError is one, keep its message
+        raise ValueError(str(exc)) from None
+
+
+Name = Annotated[str, AfterValidator(_name)]
+ProjectName = Annotated[str, AfterValidator(_project)]
+MeasureName = Annotated[str, AfterValidator(_measure)]
+ClientId = Annotated[str, StringConstraints(pattern=CLIENT_ID)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"])]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class RunResults(BaseModel):
+    """One entry of ``runs`` in ``ranklens eval --format json`` (other keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    run: str | None = None
+    aggregate: dict[MeasureName, Finite | None] = Field(max_length=LIMITS["measures"])
+    num_queries: int | None = Field(default=None, ge=0)
+    per_query: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[MeasureName, Finite | None]] | None = (
+        Field(default=None, max_length=LIMITS["queries"])
+    )
+
+
+class EvalDocument(BaseModel):
+    """The whole ``ranklens eval --format json`` document."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    ranklens_version: str | None = None
+    runs: list[RunResults] = Field(min_length=1, max_length=LIMITS["runs"])
+
+
+class SnapshotIn(_Strict):
+    """``POST /api/v1/projects/{project}/snapshots``: one evaluation of one system.
+
+    Give the values as ``results`` (what ``ranklens eval --format json`` prints, or one of its ``runs``;
+    pick the run with ``run`` when there are several) or as plain ``values`` ``{measure: value}``.
+    ``query_segments`` maps query ids to segments (categories); the server then stores the mean of
+    every segment. ``segments`` gives segment values directly.
+    """
+
+    id: ClientId | None = None
+    system: Name
+    at: dt.datetime | None = None
+    dataset: Name | None = None
+    tags: dict[Annotated[str, AfterValidator(_name)], TagValue] | list[Name] = Field(
+        default_factory=dict, max_length=LIMITS["tags"]
+    )
+    results: EvalDocument | RunResults | None = None
+    run: Name | None = None
+    values: dict[MeasureName, Finite] | None = Field(default=None, max_length=LIMITS["measures"])
+    query_segments: dict[str, Name] | None = Field(default=None, max_length=LIMITS["queries"])
+    segments: dict[Name, dict[MeasureName, Finite]] | None = Field(default=None, max_length=LIMITS["segments"])
+
+    @field_validator("at")
+    @classmethod
+    def _at(cls, v: dt.datetime | None) -> dt.datetime | None:
+        return check_time(v)
+
+
+def check_time(v: dt.datetime | None) -> dt.datetime | None:
+    """An aware UTC time between 1970 and 2200 (naive times are taken as UTC)."""
+    if v is None:
+        return None
+    if v.tzinfo is None:
+        v = v.replace(tzinfo=dt.timezone.utc)
+    v = v.astimezone(dt.timezone.utc)
+    if not (1970 <= v.year < 2200):
+        raise ValueError(f"time must be between 1970 and 2200; got {v.isoformat()}")
+    return v
+
+
+class ProjectIn(_Strict):
+    name: ProjectName
+    description: Annotated[str, StringConstraints(max_length=5000)] = ""
+
+
+class DatasetIn(_Strict):
+    """A qrels version: ``qrels`` as ``{qid: {docid: label}}``."""
+
+    name: Name
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], int]] = Field(
+        min_length=1, max_length=LIMITS["queries"]
+    )
+
+
+class RunIn(_Strict):
+    """``POST /api/v1/projects/{project}/runs``: a run the server evaluates against a stored dataset."""
+
+    id: ClientId | None = None
+    system: Name
+    dataset: Name
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    measures: list[MeasureName] = Field(min_length=1, max_length=LIMITS["measures"])
+    run: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Finite]] = Field(
+        min_length=1, max_length=LIMITS["queries"]
+    )
+    at: dt.datetime | None = None
+    tags: dict[Annotated[str, AfterValidator(_name)], TagValue] | list[Name] = Field(
+        default_factory=dict, max_length=LIMITS["tags"]
+    )
+    query_segments: dict[str, Name] | None = Field(default=None, max_length=LIMITS["queries"])
+
+    @field_validator("at")
+    @classmethod
+    def _at(cls, v: dt.datetime | None) -> dt.datetime | None:
+        return check_time(v)
+
+
+_OPS = Literal[">=", ">", "<=", "<"]
+_EXPR = re.compile(r"^\s*(?P<measure>.+?)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+0-9.eE]+)\s*$")
+
+
+class RuleIn(_Strict):
+    """A rule. ``kind``:
+
+    * ``threshold``: ``measure op value`` (``nDCG@10 >= 0.85``; ``expr`` is a short way to write it);
+    * ``window``: breach when the value falls more than ``max_drop`` below the mean of the same system over
+      the previous ``window_days`` days (at least ``min_points`` earlier snapshots);
+    * ``significance``: breach when the system is worse than ``reference`` with paired-test p < ``alpha``
+      on the per-query values (at least ``min_queries`` common queries).
+
+    ``system`` limits the rule to one system (default: every system); ``segment`` checks a segment's value.
+    """
+
+    name: Name | None = None
+    kind: Literal["threshold", "window", "significance"] = "threshold"
+    expr: Annotated[str, StringConstraints(max_length=300)] | None = None
+    measure: MeasureName | None = None
+    op: _OPS | None = None
+    value: Finite | None = None
+    system: Name | None = None
+    segment: Name | None = None
+    window_days: Annotated[float, Field(gt=0, le=366, allow_inf_nan=False)] = 7.0
+    max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.02
+    min_points: Annotated[int, Field(ge=1, le=10_000)] = 3
+    reference: Name | None = None
+    alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = 0.05
+    test: Literal["t", "randomisation", "bootstrap", "wilcoxon", "sign"] = "t"
+    min_queries: Annotated[int, Field(ge=2, le=1_000_000)] = 5
+    enabled: bool = True
+
+    def resolved(self) -> RuleIn:
+        """This rule with ``expr`` expanded and required fields checked."""
+        data = self.model_dump()
+        if self.expr is not None:
+            m = _EXPR.match(self.expr)
+            if not m:
+                raise InputError(f"rule expression must look like 'nDCG@10 >= 0.85'; got {self.expr!r}")
+            value = float(m.group("value"))
+            if not math.isfinite(value):
+                raise InputError(f"rule threshold must be a finite number; got {m.group('value')!r}")
+            data.update(kind="threshold", measure=canonical_measure(m.group("measure")), op=m.group("op"), value=value)
+        data["expr"] = None
+        if data["measure"] is None:
+            raise InputError("rule needs a measure (or an expr such as 'nDCG@10 >= 0.85')")
+        if data["kind"] == "threshold" and (data["op"] is None or data["value"] is None):
+            raise InputError("threshold rule needs op and value (or an expr such as 'nDCG@10 >= 0.85')")
+        if data["kind"] == "significance" and not data["reference"]:
+            raise InputError("significance rule needs a reference system")
+        if data["kind"] == "significance" and data["system"] is not None and data["system"] == data["reference"]:
+            raise InputError("significance rule compares a system with another; system and reference are the same")
+        return RuleIn.model_validate(data)
+
+
+class WebhookIn(_Strict):
+    url: Annotated[str, StringConstraints(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$")]
+    project: ProjectName | None = None
+    secret: Annotated[str, StringConstraints(max_length=200)] | None = None
+    enabled: bool = True

@@ -1,0 +1,152 @@
+"""`ranklens push`, `ranklens demo-monitor`, `ranklens serve --help`; the store's migrations and validation."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ranklens.cli import demo_monitor_cmd, push_cmd, serve_cmd
+
+from .conftest import ServerProcess, eval_json
+
+
+def test_push_command(server: ServerProcess, project: str, tmp_path: Path) -> None:
+    doc = eval_json({"q1": {"nDCG@10": 0.7, "AP": 0.5}, "q2": {"nDCG@10": 0.9, "AP": 0.7}}, run="bm25")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    segs = tmp_path / "segs.json"
+    segs.write_text(json.dumps({"q1": "books", "q2": "toys"}))
+    runner = CliRunner()
+    env = {"RANKLENS_URL": server.url, "RANKLENS_TOKEN": server.token}
+    with server.client() as c:
+        c.add_rule(project, "nDCG@10 >= 0.85")
+    args = [str(path), "--project", project, "--at", "2026-09-01T06:00Z", "--tag", "arm=B", "--tag", "canary", "--segments", str(segs)]
+    res = runner.invoke(push_cmd.command, args, env=env)
+    assert res.exit_code == 0, res.output
+    assert "bm25: snapshot push-" in res.output and " stored at 2026-09-01T06:00:00Z" in res.output
+    assert re.search(r"rule \d+ breach: nDCG@10 >= 0.85", res.output) and "alert #" in res.output and "fired" in res.output
+    again = runner.invoke(push_cmd.command, [*args, "--fail-on-breach"], env=env)
+    assert again.exit_code == 1 and "already stored" in again.output
+    with server.client() as c:
+        snaps = c.snapshots(project)
+        assert snaps["total"] == 1
+        assert snaps["snapshots"][0]["tags"] == {"arm": "B", "canary": ""}
+        detail = c.snapshot(project, snaps["snapshots"][0]["id"])
+        assert {row["segment"] for row in detail["values"]} == {"(all)", "books", "toys"}
+
+
+def test_push_command_errors(server: ServerProcess, project: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    two = eval_json({"q1": {"AP": 0.5}}, run="a")
+    two["runs"].append({**two["runs"][0], "run": "b"})
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(two))
+    env = {"RANKLENS_URL": server.url, "RANKLENS_TOKEN": server.token}
+    res = runner.invoke(push_cmd.command, [str(path), "-p", project, "-s", "x"], env=env)
+    assert res.exit_code != 0 and "pick one with --run" in str(res.exception)
+    res = runner.invoke(push_cmd.command, [str(path), "-p", project, "--run", "b", "-s", "x"], env=env)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(push_cmd.command, [str(path), "-p", project], env={**env, "RANKLENS_TOKEN": "bad"})
+    assert res.exit_code != 0 and "401 unauthorized" in str(res.exception)
+
+
+def test_demo_monitor_command(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    runner = CliRunner()
+    res = runner.invoke(demo_monitor_cmd.command, ["--db", str(db), "--days", "30"])
+    assert res.exit_code == 0, res.output
+    assert "60 snapshots" in res.output
+    res = runner.invoke(demo_monitor_cmd.command, ["--db", str(db)])
+    assert "already exists" in res.output
+
+
+def test_demo_data_has_exactly_one_threshold_breach(tmp_path: Path) -> None:
+    from ranklens.monitor import views
+    from ranklens.monitor.db import Database
+    from ranklens.monitor.demo import DEMO_PROJECT, seed
+
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    assert seed(url) == 180
+    db = Database(url)
+    with db.read() as s:
+        alerts = views.alerts_view(s, DEMO_PROJECT)["alerts"]
+        overview = views.overview_view(s, DEMO_PROJECT)
+    db.dispose()
+    assert len(alerts) == 1
+    (a,) = alerts
+    assert a["system"] == "neural-v2" and a["segment"] == "fashion" and a["state"] == "resolved"
+    assert {r["system"] for r in overview["systems"]} == {"bm25-v1", "neural-v2"}
+    assert overview["segments"] == ["books", "electronics", "fashion", "home"]
+
+
+def test_serve_help() -> None:
+    res = CliRunner().invoke(serve_cmd.command, ["--help"])
+    assert res.exit_code == 0 and "--db URL" in res.output and "127.0.0.1" in res.output
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgresql"])
+def test_migrations_match_the_models(backend_name: str, tmp_path: Path) -> None:
+    import os
+
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from ranklens.monitor.db import Database, current_revision
+    from ranklens.monitor.models import Base
+
+    from .conftest import PG_ENV, make_db_url
+
+    if backend_name == "postgresql" and not os.environ.get(PG_ENV):
+        pytest.skip(f"{PG_ENV} not set")
+    url, pg = make_db_url(backend_name, tmp_path)
+    try:
+        db = Database(url)
+        db.migrate()
+        db.migrate()  # a second start finds nothing to do
+        assert current_revision(db.engine) == "0001"
+        with db.engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        assert diff == []
+        db.dispose()
+    finally:
+        if pg is not None:
+            pg.drop()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"system": "s", "values": {"P@5": 0.1}, "results": {"runs": [{"aggregate": {"AP": 0.1}}]}}, "either"),
+        ({"system": "s", "results": {"runs": [{"run": "a", "aggregate": {"AP": 0.1}}, {"run": "b", "aggregate": {"AP": 0.2}}]}},
+         "hold 2 runs (a, b); say which with 'run'"),
+        ({"system": "s", "values": {"AP": 0.1}, "query_segments": {"q1": "x"}}, "query_segments needs per-query values"),
+    ],
+)
+def test_normalise_errors(body: dict[str, Any], message: str) -> None:
+    from ranklens.errors import InputError
+    from ranklens.monitor.schemas import SnapshotIn
+    from ranklens.monitor.service import normalise_snapshot
+
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        normalise_snapshot(SnapshotIn.model_validate(body))
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        ("nDCG@10 = 0.8", "must look like"),
+        ("ndgc@10 >= 0.8", "did you mean 'nDCG@10'"),
+        ("nDCG@10 >= 1e999", "finite"),
+    ],
+)
+def test_rule_expressions(expr: str, message: str) -> None:
+    from ranklens.errors import InputError
+    from ranklens.monitor.schemas import RuleIn
+
+    with pytest.raises(InputError, match=message):
+        RuleIn(expr=expr).resolved()
