@@ -355,6 +355,11 @@ def _evaluate(
         raise InputError("compare needs at least two runs; got none")
     evaluator = Evaluator(measures, qrels, **policy) if qrels is not None else None
     measure_values = list(evaluator.measures) if evaluator else [m.validate() for m in parse_many(measures)]
+    checks = _consistency_pairs(measure_values)
+    if evaluator is not None and checks:
+        # also evaluate the DCG behind every nDCG, to check that both order the systems alike (spec §5)
+        extra = [u for _, u in checks if u not in measure_values]
+        evaluator = Evaluator([*measure_values, *extra], evaluator.qrels, **policy)
     if not measure_values:
         raise InputError("no measure given; e.g. nDCG@10")
     evaluated: list[tuple[str | None, Any, Results]] = []
@@ -374,7 +379,27 @@ def _evaluate(
     for label, (_, _, res) in zip(labels, evaluated):
         results[label] = res
         notes.extend(f"{label}: {note}" for note in res.notes)
+    notes.extend(_consistency_notes(results, checks))
     return measure_values, results, notes
+
+
+def _consistency_pairs(measures: Sequence[Measure]) -> list[tuple[Measure, Measure]]:
+    """(nDCG measure, its unnormalised DCG) for every nDCG measure compared."""
+    from ranklens.unbiased.consistency import unnormalised_of
+
+    return [(m, unnormalised_of(m)) for m in measures if m.name == "nDCG"]
+
+
+def _consistency_notes(results: Mapping[str, Results], checks: Sequence[tuple[Measure, Measure]]) -> list[str]:
+    """Say when mean nDCG and mean DCG order the systems differently (normalisation can invert them)."""
+    from ranklens.unbiased.consistency import ordering_consistency
+
+    out: list[str] = []
+    for primary, dcg in checks:
+        if len(results) < 2 or not all(primary in r.measures and dcg in r.measures for r in results.values()):
+            continue  # precomputed Results without the DCG: nothing to check
+        out.extend(ordering_consistency(results, primary, dcg).messages())
+    return out
 
 
 def unique_names(candidates: Sequence[tuple[str, Any]]) -> list[str]:

@@ -20,8 +20,15 @@ MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
 
 def aggregate(m: Measure, values: np.ndarray) -> float:
-    """Aggregate one measure's per-query values the way its family declares (mean, sum, gmean)."""
+    """Aggregate one measure's per-query values the way its family declares (mean, sum, gmean, nanmean).
+
+    ``nanmean`` skips queries where the measure is not defined (NaN): they are excluded from the mean,
+    and NaN is returned when no query has a value.
+    """
     how = m.family.aggregate
+    if how == "nanmean":
+        values = values[~np.isnan(values)]
+        how = "mean"
     if how == "sum":
         return float(values.sum())
     if values.size == 0:

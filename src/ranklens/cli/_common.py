@@ -12,8 +12,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 DATA_FORMATS = ["trec", "json", "jsonl", "csv", "tsv", "parquet"]
 
 
+def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    from ranklens.plugins import cli_callback
+
+    cli_callback(ctx, param, value)
+
+
 def policy_options(func: F) -> F:
-    """``--missing``, ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``, input formats."""
+    """``--missing``, ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``, input formats, and
+    ``--plugin`` (eager, not passed to the command: it imports measure plugins before measures are parsed)."""
     options = [
         click.option(
             "--missing",
@@ -36,6 +43,15 @@ def policy_options(func: F) -> F:
         ),
         click.option("--qrels-format", type=click.Choice(DATA_FORMATS), help="Qrels format (default: by extension)."),
         click.option("--run-format", type=click.Choice(DATA_FORMATS), help="Run format (default: by extension)."),
+        click.option(
+            "--plugin",
+            multiple=True,
+            is_eager=True,
+            expose_value=False,
+            callback=_load_plugins,
+            metavar="MODULE",
+            help="Import a measure plugin first (a module name or a .py file; repeatable; also $RANKLENS_PLUGINS).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)

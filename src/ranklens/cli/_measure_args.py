@@ -28,6 +28,9 @@ def expand_measure_args(args: list[str]) -> list[str]:
     >>> expand_measure_args(["q.txt", "r.txt", "-m", "nDCG@10", "AP", "P@5"])
     ['q.txt', 'r.txt', '-m', 'nDCG@10', '-m', 'AP', '-m', 'P@5']
     """
+    from ranklens.plugins import preload_plugins
+
+    preload_plugins(args)  # a plugin's measures must be known before tokens are read as measures
     out: list[str] = []
     i = 0
     while i < len(args):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import kernel_for
+from ranklens.engine.kernels.rag import na_notes
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError
 from ranklens.measures.base import Measure
@@ -115,7 +117,9 @@ class Evaluator:
             "judged_only": self.judged_only,
             "max_docs": self.max_docs,
         }
-        return Results(r.name, self.measures, query_ids, values, aggs, tuple(notes), options)
+        res = Results(r.name, self.measures, query_ids, values, aggs, tuple(notes), options)
+        na = na_notes(res)  # set measures (RA-nWG …) are NA on some queries: say how many
+        return dataclasses.replace(res, notes=(*notes, *na)) if na else res
 
     def evaluate(self, run: Any, *, name: str | None = None) -> Results:
         """Same as calling the evaluator."""

@@ -113,7 +113,9 @@ class Family:
     doc: str
     params: tuple[Param, ...] = ()
     cutoff: Literal["none", "optional", "required"] = "optional"
-    aggregate: Literal["mean", "sum", "gmean", "first"] = "mean"
+    aggregate: Literal["mean", "sum", "gmean", "first", "nanmean"] = "mean"
+    """how per-query values combine: ``mean``; ``sum`` (counts); ``gmean`` (trec_eval gm_*); ``nanmean`` =
+    the mean over queries whose value is defined, for measures that are NA (NaN) on some queries (RA-nWG)"""
     aliases: tuple[str, ...] = ()
     reference: str = ""
     example: str = ""

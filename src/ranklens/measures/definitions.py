@@ -42,6 +42,15 @@ DEPTH = Param("depth", "int", 0, "depth K of the recall ideal (required with ide
 MAX_REL = Param(
     "max_rel", "int", 0, "the top grade of the label scale (ideal=max; ERR; RBP); 0 = the largest label in the qrels", minimum=0
 )
+NORM = Param(
+    "norm",
+    "choice",
+    "ideal",
+    "normalisation of nDCG: ideal = DCG/IDCG; minmax = (DCG − minDCG)/(IDCG − minDCG), where negative qrels "
+    "labels are harmful documents with negative gain (linear: the label; exp: −(2^|label| − 1)) and minDCG "
+    "is the DCG of the worst ordering of the ideal pool (Gienapp et al., CIKM 2020); in [0, 1]",
+    choices=("ideal", "minmax"),
+)
 
 
 def _check_ndcg(m: Measure) -> None:
@@ -71,10 +80,10 @@ FAMILIES: tuple[Family, ...] = (
         "nDCG",
         "Normalised discounted cumulative gain: DCG@k / IDCG@k (0 when IDCG = 0). Without a cutoff, DCG "
         "runs over all retrieved documents (trec_eval ndcg); with @k it is trec_eval ndcg_cut.k.",
-        params=(*DCG_PARAMS, IDEAL, DEPTH, MAX_REL),
+        params=(*DCG_PARAMS, IDEAL, DEPTH, MAX_REL, NORM),
         aliases=("ndcg",),
         reference="Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005",
-        example="nDCG@10, nDCG(gain=exp,ideal=local)@10",
+        example="nDCG@10, nDCG(gain=exp,ideal=local)@10, nDCG(norm=minmax)@10",
         check=_check_ndcg,
     ),
     Family(

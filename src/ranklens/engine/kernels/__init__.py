@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ranklens.engine.kernels import binary, cascade, dcg, incomplete, trec_extra
+from ranklens.engine.kernels import binary, cascade, dcg, incomplete, rag, trec_extra
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
@@ -39,6 +39,7 @@ KERNELS: dict[str, Kernel] = {
     "RBPResidual": cascade.rbp_residual,
 }
 KERNELS.update(trec_extra.TREC_KERNELS)
+KERNELS.update(rag.RAG_KERNELS)
 
 
 def register_kernel(family: str, kernel: Kernel) -> None:

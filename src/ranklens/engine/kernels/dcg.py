@@ -9,6 +9,13 @@ the expectation over orderings of tied documents (McSherry & Najork, ECIR 2008):
 Σ_groups mean_gain(group) · Σ_{ranks of group ≤ k} D(rank). The local and recall ideals then take whole
 tie groups: their pool is every document that is within the depth in at least one ordering of the ties,
 so IDCG is the same for every ordering and 0 ≤ nDCG ≤ 1.
+
+``norm=minmax`` (Gienapp, Fröbe, Hagen, Potthast, CIKM 2020): negative qrels labels are harmful documents
+with negative gain, and nDCG = (DCG − minDCG)/(IDCG − minDCG) ∈ [0, 1], minDCG@k being the DCG of the worst
+ordering of the ideal pool (its negative gains ascending at ranks 1, 2, …; 0 when it has none). The engine
+stores a retrieved negative as "pooled but unjudged" (trec_eval), so :func:`signed_gains` recovers the
+qrels label of those rows from the ideal arrays (a lookup on the few such rows only). With the evaluator's
+``negative="zero"`` the negatives are judged 0 before any measure sees them, and minmax equals nDCG.
 """
 
 from __future__ import annotations
@@ -16,13 +23,16 @@ from __future__ import annotations
 import numpy as np
 
 from ranklens.engine.kernels._common import discount_divisors, gains, sort_desc_per_query, tie_groups, within
-from ranklens.engine.ranked import RankedLists
+from ranklens.engine.ranked import UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
 
 
 def dcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """DCG@k per query."""
-    g = gains(lists.labels, m.get("gain"))
+    return _dcg_of_gains(lists, m, gains(lists.labels, m.get("gain")))
+
+
+def _dcg_of_gains(lists: RankedLists, m: Measure, g: np.ndarray) -> np.ndarray:
     div = discount_divisors(lists.rank0, m)
     top = within(lists, m.cutoff)
     if m.get("ties") == "average" and g.size:
@@ -73,6 +83,8 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def ndcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """nDCG@k per query: DCG/IDCG, 0 where IDCG = 0 (the query still counts in the mean)."""
+    if dict(m.params).get("norm") == "minmax":
+        return ndcg_minmax(lists, m)
     num = dcg(lists, m)
     den = idcg(lists, m)
     out = np.zeros_like(num)
@@ -85,3 +97,95 @@ def _discount_prefix(n: np.ndarray, m: Measure) -> np.ndarray:
     top = int(n.max()) if n.size else 0
     prefix = np.concatenate(([0.0], np.cumsum(1.0 / discount_divisors(np.arange(top), m))))
     return prefix[n]
+
+
+def signed_gain(labels: np.ndarray, gain: object) -> np.ndarray:
+    """Gain of (possibly negative) judged labels: linear → the label; exp → sign(l)·(2^|l| − 1); a map
+    gives its value where listed, else the label.
+
+    >>> signed_gain(np.array([-2, -1, 0, 2]), "exp").tolist()
+    [-3.0, -1.0, 0.0, 3.0]
+    """
+    lab = labels.astype(np.float64)
+    if gain == "linear":
+        return lab
+    if gain == "exp":
+        return np.sign(lab) * (np.exp2(np.abs(lab)) - 1.0)
+    out = lab.copy()
+    for level, g in gain:  # type: ignore[attr-defined]
+        out[labels == level] = g
+    return out
+
+
+def signed_gains(lists: RankedLists, m: Measure) -> np.ndarray:
+    """Gain of every retrieved row with negative qrels labels as negative gains (not in pool → 0).
+
+    Rows the alignment marked "pooled but unjudged" get their qrels label back by a lookup of
+    (query, document) in the ideal arrays, which keep the raw labels.
+    """
+    g = gains(lists.labels, m.get("gain"))
+    rows = np.flatnonzero(lists.labels == UNJUDGED)
+    if rows.size == 0:
+        return g
+    from ranklens.data._intern import lookup
+
+    import pyarrow as pa
+
+    doc_strings = lists.doc_ids.take(pa.array(lists.docs[rows]))
+    qdoc = lookup(doc_strings, lists.qrels_doc_ids).astype(np.int64)
+    ndocs = max(len(lists.qrels_doc_ids), 1)
+    ideal_key = lists.ideal_query.astype(np.int64) * ndocs + lists.ideal_docs.astype(np.int64)
+    order = np.argsort(ideal_key, kind="stable")
+    sorted_key = ideal_key[order]
+    key = lists.row_query[rows].astype(np.int64) * ndocs + qdoc
+    pos = np.minimum(np.searchsorted(sorted_key, key), max(sorted_key.size - 1, 0))
+    found = (qdoc >= 0) & (sorted_key.size > 0) & (sorted_key[pos] == key)
+    raw = lists.ideal_labels[order[pos[found]]]
+    g[rows[found]] = signed_gain(raw, m.get("gain"))
+    return g
+
+
+def min_dcg(lists: RankedLists, m: Measure) -> np.ndarray:
+    """minDCG@k per query: the negative gains of the ideal pool, most negative first, discounted (≤ 0).
+
+    The pool follows the ideal flavour: every judged label (global, max) or the retrieved top-k/depth
+    (local, recall).
+    """
+    ideal = m.get("ideal")
+    if ideal in ("global", "max"):
+        labels = lists.ideal_labels
+        g = np.where(labels < 0, signed_gain(labels, m.get("gain")), 0.0)
+        query = lists.ideal_query
+    else:
+        mask = within(lists, m.cutoff if ideal == "local" else int(m.get("depth")))
+        g = signed_gains(lists, m)[mask]
+        query = lists.row_query[mask]
+    negative = g < 0
+    g, query = g[negative], query[negative]
+    perm = np.lexsort((g, query))
+    g, query = g[perm], query[perm]
+    counts = np.bincount(query, minlength=lists.num_queries)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    rank0 = np.arange(g.size) - np.repeat(offsets[:-1], counts)
+    contribution = g / discount_divisors(rank0, m)
+    if m.cutoff is not None:
+        contribution = np.where(rank0 < m.cutoff, contribution, 0.0)
+    return np.bincount(query, weights=contribution, minlength=lists.num_queries)
+
+
+def ndcg_minmax(lists: RankedLists, m: Measure) -> np.ndarray:
+    """(DCG − minDCG)/(IDCG − minDCG) per query with negative gains; 0 where IDCG = minDCG (= 0).
+
+    >>> from ranklens import Evaluator
+    >>> from ranklens.measures import parse
+    >>> qrels = {"q": {"a": 2, "b": -1, "c": 1, "d": 0}}
+    >>> lists, _ = Evaluator("nDCG", qrels).align({"q": {"b": 4.0, "a": 3.0, "e": 2.0, "c": 1.0}})
+    >>> # DCG = −1 + 2/log2 3 + 0 + 1/log2 5; IDCG = 2 + 1/log2 3; minDCG = −1
+    >>> ndcg_minmax(lists, parse("nDCG(norm=minmax)")).round(6).tolist()
+    [0.466144]
+    """
+    num = _dcg_of_gains(lists, m, signed_gains(lists, m)) - (low := min_dcg(lists, m))
+    den = idcg(lists, m) - low
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
