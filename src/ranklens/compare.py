@@ -799,7 +799,7 @@ def load_costs(source: Any) -> dict[str, dict[str, float]] | None:
         out: dict[str, dict[str, float]] = {}
         for system, value in source.items():
             entry = value if isinstance(value, Mapping) else {"cost": value}
-            out[str(system)] = {str(k): _number(v, f"costs of {system!r}") for k, v in entry.items()}
+            out[str(system)] = {str(k): parse_number(v, f"costs of {system!r}") for k, v in entry.items()}
         return out
     else:
         columns = _columns(source, "costs")
@@ -811,11 +811,11 @@ def load_costs(source: Any) -> dict[str, dict[str, float]] | None:
     scol = names[lowered.index("system")] if "system" in lowered else names[0]
     out = {}
     for i, system in enumerate(columns[scol]):
-        out[str(system)] = {c: _number(columns[c][i], f"{where}: {c} of {system!r}") for c in names if c != scol}
+        out[str(system)] = {c: parse_number(columns[c][i], f"{where}: {c} of {system!r}") for c in names if c != scol}
     return out
 
 
-def _number(value: Any, what: str) -> float:
+def parse_number(value: Any, what: str) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):

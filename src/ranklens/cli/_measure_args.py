@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import os
 
+import click
+
 from ranklens.errors import RanklensError
 
 MEASURE_FLAGS = ("-m", "--measure")
+
+
+class MeasureArgsCommand(click.Command):
+    """A click command whose ``-m`` takes several measures (``-m nDCG@10 AP P@5``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_measure_args(args))
 
 
 def _is_measure(token: str) -> bool:

@@ -75,7 +75,7 @@ def render_trec(results: Sequence[Results], *, per_query: bool) -> str:
     for r in results:
         lines.append(f"{'runid':<22}\tall\t{r.run}")
         counts = [m.family.aggregate == "sum" for m in r.measures]
-        rows = []
+        rows: list[tuple[str, list[float]]] = []
         if per_query:
             rows.extend((q, row) for q, row in zip(r.query_ids, r.values.tolist()))
         rows.append(("all", list(r.aggregates)))

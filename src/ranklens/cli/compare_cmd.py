@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ranklens.cli._common import policy_options
-from ranklens.cli._measure_args import expand_measure_args
+from ranklens.cli._measure_args import MeasureArgsCommand
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RR")
 TESTS = ("t", "randomisation", "bootstrap", "wilcoxon", "sign", "tukey", "randomised-tukey")
@@ -16,12 +16,7 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
 
 
-class _CompareCommand(click.Command):
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, expand_measure_args(args))
-
-
-@click.command(cls=_CompareCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(

@@ -8,18 +8,13 @@ from typing import Any
 import click
 
 from ranklens.cli._common import policy_options
-from ranklens.cli._measure_args import expand_measure_args
+from ranklens.cli._measure_args import MeasureArgsCommand
 from ranklens.cli._output import FORMATS, render
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
 
 
-class _EvalCommand(click.Command):
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, expand_measure_args(args))
-
-
-@click.command(cls=_EvalCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(

@@ -29,6 +29,7 @@ from typing import Any
 import click
 
 from ranklens.cli._common import policy_options
+from ranklens.compare import parse_number
 
 __all__ = ["Check", "GateSettings", "Rule", "check_rules", "command", "parse_rule", "read_rules"]
 
@@ -220,7 +221,7 @@ def parse_rule(kind: str, text: str, segment: str | None = None) -> Rule:
     measure, sep, value = text.rpartition("=")
     if not sep or not measure.strip():
         raise InputError(f"{flag} {text!r}: expected MEASURE=VALUE, e.g. nDCG@10=0.85")
-    threshold = _number(value, f"{flag} {text!r}")
+    threshold = parse_number(value, f"{flag} {text!r}")
     if kind == "max_drop" and threshold < 0:
         raise InputError(f"{flag} {text!r}: the allowed drop must be ≥ 0")
     _one_measure(measure.strip(), None)  # raises MeasureError with a suggestion
@@ -240,7 +241,7 @@ def read_rules(path: str) -> tuple[list[Rule], GateSettings]:
                 path, f"unknown key {key!r}; expected one of {', '.join(_TOP_KEYS)}" + did_you_mean(key, _TOP_KEYS)
             )
     if "alpha" in data:
-        settings.alpha = _number(data["alpha"], f"{path}: alpha")
+        settings.alpha = parse_number(data["alpha"], f"{path}: alpha")
         if not 0 < settings.alpha < 1:
             raise FormatError(path, f"alpha must be between 0 and 1; got {data['alpha']!r}")
     for key in ("test", "correction"):
@@ -482,13 +483,3 @@ def _check_json(c: Check) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
-def _number(value: Any, what: str) -> float:
-    from ranklens.errors import InputError
-
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{what}: expected a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise InputError(f"{what}: expected a finite number, got {value!r}")
-    return x

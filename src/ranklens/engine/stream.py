@@ -75,7 +75,7 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
                     line = None if e.line is None else e.line + first_line - 1
                     raise FormatError(path, e.detail, line) from None
                 local = cols.line_numbers
-                n = len(cols.query_id)
+                n = len(cols.query_id)  # type: ignore[arg-type]
                 lines = (np.arange(n, dtype=np.int64) + first_line) if local is None else local + (first_line - 1)
                 # rows are lines unless the reader reported line numbers (blank or comment lines)
                 lines_in_block = n if local is None and data.endswith(b"\n") else data.count(b"\n")

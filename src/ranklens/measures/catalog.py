@@ -12,10 +12,10 @@ _CUTOFF = {"none": "no", "optional": "optional", "required": "required"}
 
 def catalog_rows() -> list[tuple[str, str, str, str, str]]:
     """(name, parameters, cutoff, aggregate, description) per registered family."""
-    rows = []
+    rows: list[tuple[str, str, str, str, str]] = []
     for f in families():
         params = ", ".join(p.name for p in f.params) or "—"
-        rows.append((f.name, params, _CUTOFF[f.cutoff], f.aggregate, _describe(f)))
+        rows.append((f.name, params, _CUTOFF[f.cutoff], str(f.aggregate), _describe(f)))
     return rows
 
 
@@ -67,11 +67,10 @@ def update_readme(path: str) -> bool:
     text = file.read_text(encoding="utf-8")
     new = text
     for name, body in (("measures", markdown_measures()), ("parameters", markdown_parameters())):
-        new = re.sub(
-            rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
-            lambda m, body=body: m.group(1) + body + m.group(2),
+        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", flags=re.S)
+        new = pattern.sub(
+            lambda m, body=body: str(m.group(1)) + body + str(m.group(2)),  # type: ignore[misc]
             new,
-            flags=re.S,
         )
     if new != text:
         file.write_text(new, encoding="utf-8")
