@@ -36,6 +36,17 @@ $(VENV)/.monitor: $(VENV)/.base
 dashboard: $(VENV)/.monitor
 	$(RANKLENS) serve --demo
 
+$(VENV)/.bench: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+# the benchmark tables and scaling plot of docs/benchmarks.md (long: about an hour on 2 cores)
+bench: $(VENV)/.bench
+	$(PY) -m bench.run --shapes S,T,M --repeat 3
+	$(PY) -m bench.run --scaling --repeat 3
+	$(PY) -m bench.report --into docs/benchmarks.md:results bench/out/results.json
+	$(PY) -m bench.report --into docs/benchmarks.md:scaling bench/out/scaling.json
+
 test: venv-test
 	$(PY) -m pytest -q -p no:cacheprovider
 
