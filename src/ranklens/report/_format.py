@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import string
+from typing import Any
 
 from ranklens.compare import Comparison, ComparisonRow
 
@@ -108,3 +109,21 @@ def best(values: list[float]) -> set[int]:
         return set()
     top = max(finite)
     return {i for i, v in enumerate(values) if math.isfinite(v) and abs(v - top) <= 1e-12 * max(1.0, abs(top))}
+
+
+def stat_cells(r: Any, alpha: float) -> list[str]:
+    """The formatted statistics of one comparison row, in table order: n, mean baseline, mean system,
+    Δ, Δ%, CI, p, adjusted p, effect size, wins/ties/losses, significance marker."""
+    return [
+        str(r.n),
+        num(r.mean_baseline),
+        num(r.mean_system),
+        signed(r.diff),
+        pct(r.rel_diff),
+        ci_text(r),
+        pval(r.p_value),
+        pval(r.p_value_adjusted),
+        num(r.effect_size, 2),
+        f"{r.wins}/{r.ties}/{r.losses}",
+        marker(r, alpha),
+    ]

@@ -17,14 +17,10 @@ from ranklens.report._format import (
     UP_RAW,
     best,
     better_than,
-    ci_text,
     legend,
     letters,
-    marker,
     num,
-    pct,
-    pval,
-    signed,
+    stat_cells,
 )
 
 __all__ = ["plotly_js", "render_html"]
@@ -192,19 +188,7 @@ def _pair_table(comparison: Comparison, rows: list[ComparisonRow], *, segment: b
     for r in rows:
         cls = ' class="up"' if r.significant and r.diff > 0 else ' class="down"' if r.significant and r.diff < 0 else ""
         left = ([r.segment or ""] if segment else []) + [r.system, r.baseline]
-        right = [
-            str(r.n),
-            num(r.mean_baseline),
-            num(r.mean_system),
-            signed(r.diff),
-            pct(r.rel_diff),
-            ci_text(r),
-            pval(r.p_value),
-            pval(r.p_value_adjusted),
-            num(r.effect_size, 2),
-            f"{r.wins}/{r.ties}/{r.losses}",
-            marker(r, comparison.alpha),
-        ]
+        right = stat_cells(r, comparison.alpha)
         body.append(
             f"<tr{cls}>"
             + "".join(f'<td class="l">{_e(c)}</td>' for c in left)

@@ -10,14 +10,10 @@ from ranklens.report._format import (
     UP_RAW,
     best,
     better_than,
-    ci_text,
     legend,
     letters,
-    marker,
     num,
-    pct,
-    pval,
-    signed,
+    stat_cells,
 )
 
 __all__ = ["render_markdown"]
@@ -111,17 +107,7 @@ def _pairs(comparison: Comparison, rows: list[ComparisonRow], *, segment: bool) 
         cells = ([_esc(r.segment or "")] if segment else []) + [
             _esc(r.system),
             _esc(r.baseline),
-            str(r.n),
-            num(r.mean_baseline),
-            num(r.mean_system),
-            signed(r.diff),
-            pct(r.rel_diff),
-            ci_text(r),
-            pval(r.p_value),
-            pval(r.p_value_adjusted),
-            num(r.effect_size, 2),
-            f"{r.wins}/{r.ties}/{r.losses}",
-            marker(r, comparison.alpha),
+            *stat_cells(r, comparison.alpha),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"{UP}/{DOWN} significant after correction; {UP_RAW}/{DOWN_RAW} before correction only.", ""]

@@ -5,7 +5,15 @@ from __future__ import annotations
 import io
 
 from ranklens.compare import Comparison, ComparisonRow
-from ranklens.report._format import DOWN, DOWN_RAW, UP, UP_RAW, ci_text, legend, marker, num, pct, pval, signed
+from ranklens.report._format import (
+    DOWN,
+    DOWN_RAW,
+    UP,
+    UP_RAW,
+    legend,
+    num,
+    stat_cells,
+)
 
 __all__ = ["render_table"]
 
@@ -88,21 +96,7 @@ def _columns(t: object, level: str, corr: str, *, segment: bool) -> None:
 
 def _cells(r: ComparisonRow, alpha: float, *, segment: bool) -> list[str]:
     cells = [r.segment or ""] if segment else []
-    cells += [
-        r.system,
-        r.baseline,
-        str(r.n),
-        num(r.mean_baseline),
-        num(r.mean_system),
-        signed(r.diff),
-        pct(r.rel_diff),
-        ci_text(r),
-        pval(r.p_value),
-        pval(r.p_value_adjusted),
-        num(r.effect_size, 2),
-        f"{r.wins}/{r.ties}/{r.losses}",
-        marker(r, alpha),
-    ]
+    cells += [r.system, r.baseline, *stat_cells(r, alpha)]
     return cells
 
 
