@@ -1,6 +1,6 @@
 """Time ranklens side by side with ranx, pytrec_eval, ir_measures (and the trec_eval binary) in one run.
 
-    python -m bench.run --shapes S,M --repeat 3            # the table in docs/benchmarks.md
+    python -m bench.run --shapes S,T,M --repeat 3          # the table in docs/benchmarks.md
     python -m bench.run --quick                            # S only, one repetition
     python -m bench.run --scaling                          # 1M..20M lines, plot to docs/benchmarks_scaling.png
 
@@ -36,8 +36,7 @@ from bench.generate import (
     qrels_path,
     run_path,
 )
-from bench.measure import Finished, spawn
-from bench.measure import exact_rss as RSS_EXACT
+from bench.measure import Finished, exact_rss, spawn
 from bench.report import PHASE_TITLES, Row, machine, markdown, to_json
 from bench.tools import Tool, available_tools
 
@@ -161,7 +160,7 @@ def _phases(spec: str) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shapes", help="comma-separated shapes: S, M, W, T (ties), Mpq (Parquet M), or QxD (default S,M)")
+    parser.add_argument("--shapes", help="comma-separated shapes: S, M, W, T (ties), Mpq (Parquet M), or QxD (default S,T,M)")
     parser.add_argument("--phases", default=",".join(PHASES), help=f"comma-separated: {', '.join(PHASES)} or 1-5 (default all)")
     parser.add_argument("--tools", help="comma-separated subset of ranklens, pytrec_eval, ranx, ir_measures, trec_eval")
     parser.add_argument("--repeat", type=int, help="repetitions per cell; the median is reported (default 3)")
@@ -189,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         shape_spec, phases, stem = ",".join(SCALING), ["load", "ndcg", "cli"], "scaling"
     else:
         tool_names = args.tools.split(",") if args.tools else None
-        shape_spec, phases, stem = args.shapes or ("S" if args.quick else "S,M"), _phases(args.phases), args.name
+        shape_spec, phases, stem = args.shapes or ("S" if args.quick else "S,T,M"), _phases(args.phases), args.name
     tools, skipped = available_tools(tool_names)
     for note in skipped:
         _say(not args.quiet, f"skipping {note}")
@@ -206,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         "command": "python -m bench.run " + shlex.join(list(sys.argv[1:] if argv is None else argv)),
         "repeat": repeat,
         "skipped": skipped,
-        "rss": "peak RSS of each process alone (/usr/bin/time -f %M)" if RSS_EXACT else RSS_UPPER_BOUND,
+        "rss": "peak RSS of each process alone (/usr/bin/time -f %M)" if exact_rss else RSS_UPPER_BOUND,
     }
     described = {s.name: s.describe() for s in shapes}
     report = markdown(rows, shapes=described, meta=meta)
