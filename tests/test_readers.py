@@ -289,8 +289,8 @@ def _write(tmp_path: Path, name: str, content: str | bytes) -> Path:
 BAD_INPUT = [
     # TREC runs, fast path (single spaces), irregular path (tabs and runs of spaces) and the error scan
     ("r.trec", "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 t\n", "run", "{p}:2: expected 6 columns (qid Q0 docid rank score tag), got 5"),
-    ("r.trec", "q1\tQ0  d1 1 2 t\n\nq1 Q0 d2 2 1 t x\n", "run",
-     "{p}:3: expected 6 columns (qid Q0 docid rank score tag), got 7"),
+    ("r.trec", "q1\tQ0  d1 1 2 t\n\nq1 Q0 d2 2 1\n", "run",
+     "{p}:3: expected 6 columns (qid Q0 docid rank score tag), got 5"),
     ("r.trec", "q1 Q0  d1 2 t\n", "run",
      "{p}:1: expected 6 columns (qid Q0 docid rank score tag), got 5"),
     ("r.trec", "q1,Q0,d1,1,2,t\n", "run",

@@ -74,10 +74,9 @@ def test_evaluator_reused_across_runs_matches_one_shot() -> None:
         np.testing.assert_array_equal(a.values, b.values)
 
 
-def test_empty_run_gives_nan_mean_and_a_note() -> None:
-    res = ranklens.evaluate(QRELS, {"zz": {"a": 1.0}}, ["AP", "NumQ"])
-    assert res.query_ids == ()
-    assert math.isnan(res["AP"]) and res["NumQ"] == 0
+def test_a_run_sharing_no_query_with_the_qrels_is_an_error_not_a_nan_mean() -> None:
+    with pytest.raises(ranklens.InputError, match="no query to evaluate"):
+        ranklens.evaluate(QRELS, {"zz": {"a": 1.0}}, ["AP", "NumQ"])
 
 
 def test_run_name_and_frames_in() -> None:

@@ -9,6 +9,7 @@
 
 from ranklens.compare import Comparison, compare
 from ranklens.data import Qrels, Run
+from ranklens.data.io import read_qrels, read_run
 from ranklens.engine import Evaluator, RankedLists, evaluate
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError
 from ranklens.measures import Measure, parse
@@ -32,4 +33,6 @@ __all__ = [
     "compare",
     "evaluate",
     "parse",
+    "read_qrels",
+    "read_run",
 ]

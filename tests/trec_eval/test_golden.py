@@ -33,7 +33,7 @@ def _in_golden_folder(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_golden_case_is_collected() -> None:
-    assert len(CASES) == 13
+    assert len(CASES) == 20  # case1-3, specA, and case4-8 (other -R formats, -Z, extra words, atol cutoffs, -M0)
 
 
 @pytest.mark.parametrize("case", CASES)

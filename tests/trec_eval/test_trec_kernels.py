@@ -129,10 +129,12 @@ def test_iprec_rounds_half_away_from_zero() -> None:
 
 
 def test_empty_ranking_gives_trec_evals_nan() -> None:
-    """With nothing retrieved, trec_eval's iprec at c = 0 is 0/0, printed '-nan'."""
+    """With nothing retrieved, trec_eval's iprec at c = 0 is 0/0, printed '-nan' (trec_eval -J on a query
+    whose only retrieved document is unjudged; a query absent from the run under -c is 0 instead, see
+    tests/trec_eval/test_dropin_inputs.py)."""
     qrels = {"q": {"a": 1}, "z": {"b": 1}}
-    run = {"z": {"b": 1.0}}
-    res = ranklens.evaluate(qrels, run, ["IPrec", "IPrec(recall=1)", "IPrecAvg"], missing="zero")
+    run = {"z": {"b": 1.0}, "q": {"x": 1.0}}
+    res = ranklens.evaluate(qrels, run, ["IPrec", "IPrec(recall=1)", "IPrecAvg"], judged_only=True)
     got = res.per_query("IPrec")["q"]
     assert math.isnan(got) and math.copysign(1.0, got) < 0
     assert res.per_query("IPrec(recall=1)")["q"] == 0.0  # c = 1 > RR = 0

@@ -10,26 +10,17 @@ input, 4 when a qrels query has no retrieved document and ``-c`` is not given.
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from ranklens.trec_eval import TrecEvalOptions, run_trec_eval
+from ranklens.trec_eval.c_numbers import atol
 
-__all__ = ["command"]
+__all__ = ["REL_FORMATS", "command"]
+
+#: the -R formats trec_eval 10.0 reads (formats.c)
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 
 VERSION = "10.0"
-_ATOL = re.compile(r"\s*([+-]?[0-9]+)")
-
-
-def atol(text: str | None) -> int:
-    """C's ``atol``: the leading integer of ``text`` (after spaces), 0 when there is none.
-
-    >>> atol("2"), atol("20abc"), atol("x"), atol(" -3")
-    (2, 20, 0, -3)
-    """
-    match = _ATOL.match(text or "")
-    return int(match.group(1)) if match else 0
 
 
 def _show_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
@@ -55,8 +46,22 @@ def _show_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
 @click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True, help="Drop unjudged retrieved documents first.")
 @click.option("-N", "--Number_docs_in_coll", "num_docs", metavar="NUM", help="Documents in the collection (utility).")
 @click.option("-M", "--Max_retrieved_per_topic", "max_docs", metavar="NUM", help="Evaluate only the top NUM per query.")
-@click.option("-R", "--Rel_info_format", "rel_format", default="qrels", metavar="FORMAT", help="Only 'qrels'.")
-@click.option("-T", "--Results_format", "results_format", default="trec_results", metavar="FORMAT", help="Only 'trec_results'.")
+@click.option(
+    "-R", "--Rel_info_format", "rel_format", default="qrels", metavar="FORMAT",
+    help="Format of QRELS: qrels (default), qrels_jg (judgment groups), prefs, qrels_prefs (qrels read as preferences).",
+)
+@click.option(
+    "-T", "--Results_format", "results_format", default="trec_results", metavar="FORMAT",
+    help="Format of RUN: trec_results (the only one trec_eval 10.0 has).",
+)
+@click.option(
+    "-Z", "--Zscore", "zscores", metavar="FILE", type=click.Path(dir_okay=False),
+    help="Print z-scores against the means and deviations of FILE (lines: qid measure mean stddev).",
+)
+@click.option(
+    "-D", "--Debug_level", "debug", metavar="LEVEL[.QID]",
+    help="Debug level; LEVEL.QID evaluates only query QID (debug traces are not printed).",
+)
 @click.option("-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True)
 @click.option(
     "-v", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
@@ -77,6 +82,8 @@ def command(
     max_docs: str | None,
     rel_format: str,
     results_format: str,
+    zscores: str | None,
+    debug: str | None,
     old_format: bool,
 ) -> None:
     """Evaluate RUN against QRELS exactly as trec_eval 10.0 does (same output, byte for byte).
@@ -87,12 +94,10 @@ def command(
       ranklens trec-eval -q -c -m all_trec qrels.txt run.txt
       ranklens trec-eval -m ndcg_cut.5,10 -m P.5 -l2 -M100 qrels.txt run.txt
     """
-    if rel_format != "qrels":
-        _fail(ctx, f"trec_eval: Illegal rel_format '{rel_format}' (ranklens reads 'qrels')", 2)
+    if rel_format not in REL_FORMATS:
+        _fail(ctx, f"trec_eval: Illegal rel_format '{rel_format}'; expected one of {', '.join(REL_FORMATS)}", 2)
     if results_format != "trec_results":
-        _fail(ctx, f"trec_eval: Illegal retrieval results format '{results_format}'", 2)
-    if run == "-":
-        _fail(ctx, "trec_eval: reading the run from stdin is not supported; give a file", 2)
+        _fail(ctx, f"trec_eval: Illegal retrieval results format '{results_format}'; expected trec_results", 2)
     options = TrecEvalOptions(
         qrels=qrels,
         run=run,
@@ -104,6 +109,9 @@ def command(
         max_docs=atol(max_docs) if max_docs is not None else None,
         judged_only=judged_only,
         num_docs=atol(num_docs) if num_docs is not None else 0,
+        rel_format=rel_format,
+        zscores=zscores,
+        debug_query=debug.partition(".")[2] or None if debug else None,
     )
     result = run_trec_eval(options)
     if result.stdout:

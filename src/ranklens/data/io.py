@@ -26,6 +26,7 @@ from ranklens.data.readers import (
     delimited,
     frames,
     json_formats,
+    no_rows,
     parquet,
     to_qrels,
     to_run,
@@ -192,6 +193,8 @@ def format_of(path: PathLike, format: str | None = None) -> tuple[str, bool]:
 def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | str]:
     """Check the path, pick the format, read the bytes (gunzipped). Parquet files are left to pyarrow."""
     display = os.fspath(source)
+    if display == "-":  # standard input, read once (a pipe cannot be opened twice)
+        return _load_stdin(format)
     if not os.path.exists(display):
         raise FormatError(display, "no such file")
     if os.path.isdir(display):
@@ -214,12 +217,37 @@ def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | str]:
     return display, fmt, data
 
 
+STDIN = "<stdin>"
+
+
+def _load_stdin(format: str | None) -> tuple[str, str, bytes | str]:
+    """``-``: the bytes of standard input (gunzipped when they start with gzip's magic); TREC unless
+    ``format`` says otherwise (a pipe has no extension)."""
+    import sys
+
+    fmt, _ = format_of(STDIN, format) if format else ("trec", False)
+    data = sys.stdin.buffer.read()
+    if data.startswith(_GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise FormatError(STDIN, f"expected gzip-compressed data, but it is corrupt or truncated ({e})") from None
+    return STDIN, fmt, data
+
+
 def _starts_with(path: str, magic: bytes) -> bool:
     with open(path, "rb") as handle:
         return handle.read(len(magic)) == magic
 
 
 def _parse(data: bytes | str, fmt: str, display: str, kind: Kind) -> Columns:
+    columns = _parse_format(data, fmt, display, kind)
+    if len(columns.query_id) == 0:  # type: ignore[arg-type]
+        raise no_rows(kind, display)
+    return columns
+
+
+def _parse_format(data: bytes | str, fmt: str, display: str, kind: Kind) -> Columns:
     if fmt == "parquet":
         return parquet.read_parquet(data, display, kind)
     data = cast(bytes, data)  # only Parquet is ever left as a path

@@ -44,6 +44,8 @@ class Run:
     name: str = "run"
     source: str = "<run>"
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+    """what the reader accepted but changed or ignored (e.g. words after the TREC tag), for the results"""
 
     def __len__(self) -> int:
         return int(self.query.shape[0])

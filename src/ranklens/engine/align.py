@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -38,6 +38,8 @@ class AlignReport:
     """rows beyond ``max_docs`` per query"""
     removed_unjudged_rows: int
     """rows removed by ``judged_only``"""
+    absent: np.ndarray | None = field(default=None, compare=False)
+    """mask over the evaluated queries: the run has no row for them (only with query set ``qrels``)"""
 
     def messages(self) -> list[str]:
         """Human-readable notes for every row or query left out."""
@@ -90,8 +92,8 @@ def align(
         depth: the deepest rank any requested measure looks at (``None``: all). Rows below it are
             neither joined nor kept; unlike ``max_docs`` this is an optimisation, not reported.
     """
-    if max_docs is not None and max_docs < 1:
-        raise InputError(f"max_docs must be a positive integer, got {max_docs}")
+    if max_docs is not None and max_docs < 0:
+        raise InputError(f"max_docs must be a non-negative integer, got {max_docs}")
     qlabel = qrels.label
     if negative == "error" and qlabel.size and qlabel.min() < 0:
         i = int(np.argmin(qlabel))
@@ -188,6 +190,7 @@ def align(
         qrels_only_scored_zero=query_set == "qrels",
         truncated_rows=truncated,
         removed_unjudged_rows=removed,
+        absent=~present[evaluated] if query_set == "qrels" else None,
     )
     return lists, report
 

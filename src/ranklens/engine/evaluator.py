@@ -65,6 +65,8 @@ class Evaluator:
             raise InputError(f"missing-query policy must be skip, zero or error; got {missing!r}")
         if negative not in _NEGATIVES:
             raise InputError(f"negative-label policy must be trec, zero or error; got {negative!r}")
+        if max_docs is not None and max_docs < 1:
+            raise InputError(f"max_docs must be a positive integer, got {max_docs}")
         self.qrels: Qrels = _as_qrels(qrels)
         self.query_set: QuerySet = query_set  # type: ignore[assignment]
         self.negative: Negative = negative  # type: ignore[assignment]
@@ -90,14 +92,23 @@ class Evaluator:
         )
 
     def __call__(self, run: Any, *, name: str | None = None) -> Results:
-        """Evaluate one run (a :class:`Run`, a path, a frame or a ``{qid: {doc: score}}`` dict)."""
-        r = _as_run(run, name=name)
+        """Evaluate one run (a :class:`Run`, a path, a frame or a ``{qid: {doc: score}}`` dict).
+
+        Raises:
+            InputError: no query is evaluated (the run and the qrels share none): a mean over nothing
+                is an error, never NaN.
+        """
+        return self.results(_as_run(run, name=name))
+
+    def results(self, r: Run, *, allow_empty: bool = False) -> Results:
+        """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
+        (for callers that evaluate a run in parts, such as streaming)."""
         by_order: dict[str, list[int]] = {}
         for j, m in enumerate(self.measures):
             order = "input" if _ties(m) == "input" else "score"
             by_order.setdefault(order, []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
-        notes: list[str] = []
+        notes: list[str] = list(r.notes)
         query_ids: tuple[str, ...] = ()
         self.last_report: AlignReport | None = None
         for order, idx in by_order.items():
@@ -108,7 +119,11 @@ class Evaluator:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
             for j in idx:
-                columns[j] = kernel_for(self.measures[j])(lists, self.measures[j])
+                columns[j] = absent_scored_zero(
+                    kernel_for(self.measures[j])(lists, self.measures[j]), self.measures[j], report.absent
+                )
+        if not query_ids and not allow_empty:
+            raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
         options = {
@@ -128,6 +143,29 @@ class Evaluator:
     def evaluate_many(self, runs: Sequence[Any]) -> list[Results]:
         """Evaluate several runs against the same prepared qrels."""
         return [self(r) for r in runs]
+
+
+def absent_scored_zero(values: np.ndarray, measure: Measure, absent: np.ndarray | None) -> np.ndarray:
+    """A query the run lacks scores 0 under ``missing="zero"``, as trec_eval ``-c`` scores it.
+
+    trec_eval ranks such a query against one placeholder document that no qrels lists, so a measure
+    that is 0/0 on an empty ranking (interpolated precision, IPrecAvg) is 0 there, not NaN. Measures
+    that are NA by definition (their mean skips NaN: RA-nWG on a query with nothing relevant) stay NA.
+    """
+    if absent is None or not absent.any() or measure.family.aggregate == "nanmean":
+        return values
+    out = np.array(values, dtype=np.float64, copy=True)
+    out[absent & np.isnan(out)] = 0.0
+    return out
+
+
+def nothing_evaluated(run_source: str, qrels_queries: int, run_queries: int) -> str:
+    """The message for an evaluation over zero queries (an error, never a NaN mean)."""
+    return (
+        f"{run_source}: no query to evaluate: the run ({run_queries} quer{'y' if run_queries == 1 else 'ies'}) "
+        f"shares no query with the qrels ({qrels_queries} quer{'y' if qrels_queries == 1 else 'ies'}); "
+        "are these the qrels of this run's topics?"
+    )
 
 
 def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **options: Any) -> Results:

@@ -21,11 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data.io import run_name_of
-from ranklens.data.readers import Columns, trec
+from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport
-from ranklens.engine.evaluator import Evaluator
-from ranklens.errors import FormatError, NotGroupedError, QuerySetError
+from ranklens.engine.evaluator import Evaluator, nothing_evaluated
+from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
 from ranklens.results import Results, aggregate
 
 __all__ = ["evaluate_stream", "iter_trec_blocks"]
@@ -53,6 +53,7 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
     carry = b""
     first_line = 1
     done = 0
+    rows = 0
     with opener(path, "rb") as f:  # type: ignore[operator]
         while True:
             chunk = f.read(block_bytes)
@@ -79,13 +80,15 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
                 lines = (np.arange(n, dtype=np.int64) + first_line) if local is None else local + (first_line - 1)
                 # rows are lines unless the reader reported line numbers (blank or comment lines)
                 lines_in_block = n if local is None and data.endswith(b"\n") else data.count(b"\n")
-                yield cols, lines, done
-            elif first_line == 1 and at_end:
-                raise FormatError(path, "expected at least one line (qid Q0 docid rank score tag), got an empty file")
+                rows += n
+                if n:
+                    yield cols, lines, done
             else:
                 lines_in_block = data.count(b"\n")
             first_line += lines_in_block
             if at_end:
+                if not rows:
+                    raise no_rows(RUN, path)
                 return
 
 
@@ -121,11 +124,12 @@ def evaluate_stream(
     pending: _Block | None = None
     run_name = name
     rows_read = 0
+    extra_fields = 0
 
     def evaluate(block: _Block) -> None:
         nonlocal run_name
         run = Run.from_arrays(block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line)
-        res = block_ev(run)
+        res = block_ev.results(run, allow_empty=True)
         report = block_ev.last_report
         if report is not None:
             for key in totals:
@@ -136,6 +140,7 @@ def evaluate_stream(
     for cols, lines, done in iter_trec_blocks(path, block_bytes=block_bytes):
         if run_name is None:
             run_name = cols.tag or run_name_of(path)
+        extra_fields += cols.extra_fields
         block = _Block(_flat(cols.query_id), _flat(cols.doc_id), _floats(cols.value), lines)
         rows_read += len(block.query)
         if pending is not None:
@@ -161,6 +166,8 @@ def evaluate_stream(
         keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
         query_ids.extend(empty.query_ids[i] for i in keep)
         values.append(empty.values[keep])
+    if not query_ids:
+        raise InputError(nothing_evaluated(path, evaluator.qrels.num_queries, len(closed)))
     matrix = np.vstack(values) if values else np.zeros((0, len(evaluator.measures)))
     order = pc.sort_indices(pa.array(query_ids, pa.string())).to_numpy() if query_ids else np.arange(0)
     matrix = matrix[order]
@@ -178,7 +185,8 @@ def evaluate_stream(
         "max_docs": evaluator.max_docs,
         "streamed": True,
     }
-    return Results(run_name or "run", evaluator.measures, ids, matrix, aggs, tuple(report.messages()), options)
+    notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
+    return Results(run_name or "run", evaluator.measures, ids, matrix, aggs, notes, options)
 
 
 def _is_gzip(path: str) -> bool:

@@ -39,6 +39,8 @@ class QueryValues:
     numbers: dict[str, np.ndarray] = field(default_factory=dict)
     texts: dict[str, list[str]] = field(default_factory=dict)
     placeholder: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    logged: frozenset[str] = frozenset()
+    """geometric-mean columns already holding ``log(max(v, 1e-5))`` (``-Z``; see :mod:`.zscores`)"""
 
 
 def compute(

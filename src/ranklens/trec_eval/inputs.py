@@ -30,12 +30,46 @@ _TAIL = 1 << 16
 
 
 def load(qrels_path: str, run_path: str) -> tuple[Qrels, Run, str]:
-    """Read the qrels and the run (TREC format) and the run id trec_eval would print."""
-    from ranklens.data.io import read_qrels, read_run
+    """Read the qrels and the run (TREC format; ``-`` is standard input) and the run id trec_eval prints."""
+    from ranklens.data.io import read_qrels
 
     qrels = read_qrels(qrels_path, format="trec")
-    run = read_run(run_path, format="trec")
-    return qrels, run, last_run_tag(run_path) or run.name
+    run, runid = load_run(run_path)
+    return qrels, run, runid
+
+
+def load_run(run_path: str) -> tuple[Run, str]:
+    """The run (TREC format; ``-`` is standard input, read once) and the run id trec_eval would print."""
+    from ranklens.data.io import read_run
+
+    if run_path != "-":
+        run = read_run(run_path, format="trec")
+        return run, last_run_tag(run_path) or run.name
+    import sys
+
+    from ranklens.data.readers import to_run, trec
+
+    data = sys.stdin.buffer.read()
+    columns = trec.read_run(data, "<stdin>")
+    if len(columns.query_id) == 0:  # type: ignore[arg-type]
+        from ranklens.data.readers import RUN, no_rows
+
+        raise no_rows(RUN, "<stdin>")
+    run = to_run(columns, "<stdin>", columns.tag or "run")
+    return run, _last_tag(data.splitlines()) or run.name
+
+
+def only_query(qrels: Qrels, query_id: str) -> Qrels | None:
+    """The qrels of one query (``-D level.qid``), or None when the qrels do not have it."""
+    rows = np.flatnonzero(np.asarray(qrels.query_ids.take(pa.array(qrels.query)).to_pylist(), dtype=object) == query_id)
+    if rows.size == 0:
+        return None
+    return Qrels.from_arrays(
+        pa.array([query_id] * rows.size, pa.string()),
+        qrels.doc_ids.take(pa.array(qrels.doc[rows])),
+        qrels.label[rows],
+        source=qrels.source,
+    )
 
 
 def last_run_tag(path: str | os.PathLike[str]) -> str:
@@ -51,13 +85,19 @@ def last_run_tag(path: str | os.PathLike[str]) -> str:
             lines = chunk.splitlines()
             if start > 0:
                 lines = lines[1:]  # may be a partial line
-            for line in reversed(lines):
-                fields = line.split()
-                if fields and not fields[0].startswith(b"#"):
-                    return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
-            if start == 0:
-                return ""
+            tag = _last_tag(lines)
+            if tag is not None or start == 0:
+                return tag or ""
             step *= 4
+
+
+def _last_tag(lines: list[bytes]) -> str | None:
+    """The tag of the last content line of ``lines``; None when every line is blank or a comment."""
+    for line in reversed(lines):
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
+    return None
 
 
 def missing_queries(qrels: Qrels, run: Run) -> np.ndarray:

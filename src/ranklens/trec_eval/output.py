@@ -29,37 +29,47 @@ def format_float(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _line(name: str, qid: str, text: str) -> str:
-    return f"{name:<22}\t{qid}\t{text}\n"
+def _line(name: str, qid: str, text: str, prefix: str = "") -> str:
+    return f"{prefix}{name:<22}\t{qid}\t{text}\n"
 
 
 def _long(value: float) -> str:
     return str(int(value)) if math.isfinite(value) else "-9223372036854775808"
 
 
-def query_lines(selected: Sequence[Selected], values: QueryValues, queries: range) -> Iterator[str]:
-    """The ``-q`` lines of the queries at positions ``queries``, measure by measure for each query."""
-    columns: list[tuple[str, list[str]]] = []
+def query_lines(
+    selected: Sequence[Selected], values: QueryValues, queries: range, *, zscore: bool = False
+) -> Iterator[str]:
+    """The ``-q`` lines of the queries at positions ``queries``, measure by measure for each query.
+
+    With ``zscore`` (``-Z``) every numeric line prints ``Z`` before its name and its value as ``%6.4f``,
+    counts included (``meas_print_single.c``).
+    """
+    columns: list[tuple[str, str, list[str]]] = []
     for sel in selected:
         if not sel.entry.per_query:
             continue
         for printed, _ in sel.columns:
             if sel.entry.value == "relstring":
                 texts = [f"'{t}'" for t in values.texts[printed]]
-            elif sel.entry.value == "long":
+            elif sel.entry.value == "long" and not zscore:
                 texts = [_long(v) for v in values.numbers[printed].tolist()]
             else:
                 texts = [format_float(v) for v in values.numbers[printed].tolist()]
-            columns.append((printed, texts))
+            columns.append(("Z" if zscore and sel.entry.value != "relstring" else "", printed, texts))
     for i in queries:
         qid = values.query_ids[i]
-        for printed, texts in columns:
-            yield _line(printed, qid, texts[i])
+        for prefix, printed, texts in columns:
+            yield _line(printed, qid, texts[i], prefix)
 
 
-def summary_lines(selected: Sequence[Selected], values: QueryValues, runid: str) -> Iterator[str]:
-    """The ``all`` lines."""
+def summary_lines(
+    selected: Sequence[Selected], values: QueryValues, runid: str, *, zscore: bool = False
+) -> Iterator[str]:
+    """The ``all`` lines; with ``zscore`` (``-Z``) names get a ``Z`` and counts print as ``%6.4f``
+    (``meas_print_final.c``), ``runid`` excepted."""
     n = len(values.query_ids)
+    z = "Z" if zscore else ""
     for sel in selected:
         how = sel.entry.summary
         if how == "none":
@@ -68,16 +78,19 @@ def summary_lines(selected: Sequence[Selected], values: QueryValues, runid: str)
             yield _line("runid", "all", runid)
             continue
         if how == "count":
-            yield _line(sel.columns[0][0], "all", str(n))
+            yield _line(sel.columns[0][0], "all", format_float(n) if zscore else str(n), z)
             continue
         for printed, _ in sel.columns:
             col = values.numbers[printed]
             if how == "sum":
-                yield _line(printed, "all", _long(_sequential_sum(col)))
+                total = _sequential_sum(col)
+                yield _line(printed, "all", format_float(total) if zscore else _long(total), z)
+            elif how == "gmean" and printed in values.logged:
+                yield _line(printed, "all", format_float(math.exp(_sequential_sum(col) / n) if n else 0.0), z)
             elif how == "gmean":
-                yield _line(printed, "all", format_float(_geometric_mean(col)))
+                yield _line(printed, "all", format_float(_geometric_mean(col)), z)
             else:
-                yield _line(printed, "all", format_float(_sequential_sum(col) / n if n else 0.0))
+                yield _line(printed, "all", format_float(_sequential_sum(col) / n if n else 0.0), z)
 
 
 def _sequential_sum(values: np.ndarray) -> float:

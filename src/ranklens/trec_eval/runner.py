@@ -21,6 +21,7 @@ from ranklens.trec_eval import inputs
 from ranklens.trec_eval.compute import compute
 from ranklens.trec_eval.output import query_lines, summary_lines
 from ranklens.trec_eval.select import TrecUsageError, select
+from ranklens.trec_eval.zscores import read_zscores, standardise
 
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
@@ -30,15 +31,18 @@ class TrecEvalOptions:
     """trec_eval's command line.
 
     Attributes:
-        qrels, run: the two files (TREC qrels and TREC run).
+        qrels, run: the two files (relevance information and TREC run; ``-`` reads the run from stdin).
         measures: the ``-m`` arguments in order (``official`` when empty).
         per_query: ``-q``, print every query's values too.
         complete: ``-c``, evaluate every qrels query (missing ones against a placeholder ranking).
         summary: ``False`` for ``-n``: no ``all`` lines.
         rel_level: ``-l``, the smallest label that counts as relevant for binary measures.
-        max_docs: ``-M``, evaluate only the first documents of each ranking.
+        max_docs: ``-M``, evaluate only the first documents of each ranking (0 or less: none).
         judged_only: ``-J``, drop retrieved documents without a judgement first.
         num_docs: ``-N``, the collection size (used by ``utility``).
+        rel_format: ``-R``: ``qrels`` (default), ``qrels_jg``, ``prefs`` or ``qrels_prefs``.
+        zscores: ``-Z``, a file of reference means and deviations: print z-scores.
+        debug_query: the query of ``-D level.qid``: evaluate only that query.
     """
 
     qrels: str
@@ -51,6 +55,9 @@ class TrecEvalOptions:
     max_docs: int | None = None
     judged_only: bool = False
     num_docs: int = 0
+    rel_format: str = "qrels"
+    zscores: str | None = None
+    debug_query: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,16 +71,22 @@ class TrecEvalResult:
 
 def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     """Evaluate ``options.run`` against ``options.qrels`` and render trec_eval's output."""
+    if options.rel_format != "qrels":
+        return TrecEvalResult("", f"trec_eval: -R {options.rel_format} is not available yet\n", 2)
     try:
         selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
     except TrecUsageError as exc:
         return TrecEvalResult("", exc.message + "\n", exc.status)
-    if options.max_docs is not None and options.max_docs < 1:
-        return TrecEvalResult("", f"trec_eval: -M {options.max_docs}: ranklens needs at least 1 document\n", 1)
+    max_docs = None if options.max_docs is None else max(options.max_docs, 0)
     try:
+        reference = read_zscores(options.zscores) if options.zscores else None
         qrels, run, runid = inputs.load(options.qrels, options.run)
     except (RanklensError, OSError) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
+    if options.debug_query is not None:
+        qrels = inputs.only_query(qrels, options.debug_query)
+        if qrels is None:
+            return TrecEvalResult("", "trec_eval: No queries with both results and relevance info\n", 7)
 
     missing = inputs.missing_queries(qrels, run)
     missing_ids = qrels.query_ids.filter(missing).to_pylist() if missing.any() else []
@@ -86,22 +99,25 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
             selected,
             placeholder_queries=missing_ids if options.complete else (),
             judged_only=options.judged_only,
-            max_docs=options.max_docs,
+            max_docs=max_docs,
         )
     except RanklensError as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
+    if reference is not None:
+        values = standardise(values, reference, geometric=[p for sel in selected if sel.entry.summary == "gmean" for p, _ in sel.columns])
+    zscore = reference is not None
 
     if missing_ids and not options.complete:
         # evaluated queries are the qrels queries the run has; those before the first missing one printed
         first = int(np.flatnonzero(missing)[0])
         done = range(first)
-        out = "".join(query_lines(selected, values, done)) if options.per_query else ""
+        out = "".join(query_lines(selected, values, done, zscore=zscore)) if options.per_query else ""
         qid = qrels.query_ids[first].as_py()
         return TrecEvalResult(out, f"trec_eval: result qid '{qid}' not found in qrels\n", 4)
 
     parts: list[str] = []
     if options.per_query:
-        parts.extend(query_lines(selected, values, range(len(values.query_ids))))
+        parts.extend(query_lines(selected, values, range(len(values.query_ids)), zscore=zscore))
     if options.summary:
-        parts.extend(summary_lines(selected, values, runid))
+        parts.extend(summary_lines(selected, values, runid, zscore=zscore))
     return TrecEvalResult("".join(parts))

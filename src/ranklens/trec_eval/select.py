@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.trec_names import lookup
+from ranklens.trec_eval.c_numbers import cutoffs_as_atol
 from ranklens.trec_eval.table import NICKNAMES, TABLE, UNSUPPORTED, TrecMeasure
 
 __all__ = ["Selected", "TrecUsageError", "select"]
@@ -102,6 +103,8 @@ def _columns(entry: TrecMeasure, params: str | None, rel_level: int, num_docs: i
         return Selected(entry, ((printed, None),), max(length, 0))
     spec = lookup(entry.name)
     assert spec is not None, entry.name  # every table entry has a trec name (tested)
+    if params and spec.kind == "cutoffs":
+        params = cutoffs_as_atol(params)  # trec_eval reads cutoffs with atol: 23.4 is 23
     expanded = spec.expand(params if spec.kind != "single" else None)
     columns = tuple((printed, _with_options(m, rel_level, num_docs)) for printed, m in expanded)
     return Selected(entry, columns)

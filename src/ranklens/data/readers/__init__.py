@@ -17,6 +17,7 @@ readers share: that record, the text checks, column-name aliases and line bookke
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,10 +37,12 @@ __all__ = [
     "Columns",
     "Kind",
     "check_text",
+    "extra_fields_note",
     "first_empty_id",
     "is_integer_token",
     "is_number_token",
     "line_of_offset",
+    "no_rows",
     "nonblank_line_numbers",
     "resolve_columns",
     "table_columns",
@@ -74,7 +77,8 @@ class Columns:
     """Parsed rows before they become a Qrels or Run.
 
     ``line_numbers[i]`` is the 1-based line (or row) of row ``i``; ``None`` means row ``i`` is line ``i+1``.
-    ``tag`` is the run tag found in the input (TREC column 6), if any.
+    ``tag`` is the run tag found in the input (TREC column 6), if any; ``extra_fields`` the number of
+    lines with words after it (ignored, as trec_eval ignores them).
     """
 
     query_id: object
@@ -82,6 +86,7 @@ class Columns:
     value: object
     line_numbers: np.ndarray | None = None
     tag: str | None = None
+    extra_fields: int = 0
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -252,12 +257,24 @@ def to_qrels(columns: Columns, source: str) -> Qrels:
 def to_run(columns: Columns, source: str, name: str) -> Run:
     """Build a Run from parsed columns; errors name the line each row came from."""
     try:
-        return Run.from_arrays(
+        run = Run.from_arrays(
             columns.query_id, columns.doc_id, columns.value, name=name, source=source,
             line_numbers=columns.line_numbers,
         )
     except (pa.ArrowException, OverflowError) as e:
         raise FormatError(source, f"cannot build run: {_first_line(e)}") from None
+    return dataclasses.replace(run, notes=(extra_fields_note(columns.extra_fields),)) if columns.extra_fields else run
+
+
+def extra_fields_note(lines: int) -> str:
+    """The note for TREC run lines with words after the tag (ignored, as trec_eval ignores them)."""
+    return f"{lines} line{'' if lines == 1 else 's'} had words after the tag (column 6): ignored, as trec_eval does"
+
+
+def no_rows(kind: Kind, source: str) -> FormatError:
+    """The error for an input with nothing to evaluate (only comments, blank lines, a bare header, ``{}``)."""
+    what = "judgement" if kind.name == "qrels" else "ranked document"
+    return FormatError(source, f"expected at least one {what} ({kind.name} line or row), found none")
 
 
 def _first_line(error: BaseException) -> str:

@@ -5,9 +5,13 @@ of whitespace (space, tab, CR, VT, FF), lines whose first non-blank character is
 the ``iter``/``Q0`` and ``rank`` columns are ignored, labels are integers and scores are float64.
 Blank and whitespace-only lines are skipped in both files (trec_eval skips them in runs but calls
 them malformed in qrels; their meaning is unambiguous, so we accept them). Line numbers in messages
-count every physical line. Stricter than trec_eval: a run line with more than 6 columns is an error
-(trec_eval ignores fields after the tag), so is a label that is not an integer (trec_eval's ``atol``
-would read ``2.5`` as 2) and a score that is not a number (``atof`` would read ``high`` as 0).
+count every physical line. Words after the tag of a run line are ignored, as trec_eval ignores them
+(``Columns.extra_fields`` counts those lines, so callers can say so); a qrels line must have exactly 4
+columns (trec_eval calls more "malformed" too). An empty field (a doubled delimiter) never shifts the
+columns: ``q1  Q0 d2 2.0 t`` has 5 columns, not a document ``Q0``. Stricter than trec_eval: a label
+that is not a decimal integer is an error (trec_eval's ``atol`` would read ``2.5`` as 2 and ``0x10`` as
+0), so is a score that is not a number (``atof`` would read ``high`` as 0). A UTF-8 byte-order mark at
+the start of the file is dropped (trec_eval would make it part of the first query id).
 
 Three paths, fastest first, each falling back to the next:
 
@@ -21,6 +25,7 @@ Three paths, fastest first, each falling back to the next:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -57,6 +62,7 @@ class _Layout:
     value: int
     tag: int | None
     value_is_int: bool
+    extra_ok: bool = False  # words after the last column are ignored (runs, like trec_eval)
 
     @property
     def header(self) -> str:
@@ -65,13 +71,13 @@ class _Layout:
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 _QRELS = _Layout(
-    "qrels", ("qid", "iter", "docid", "rel"), (pa.string(), _DICT, pa.string(), pa.int64()), 0, 2, 3, None, True
+    "qrels", ("qid", "iter", "docid", "rel"), (pa.string(), _DICT, pa.string(), pa.string()), 0, 2, 3, None, True
 )
 _RUN = _Layout(
     "run",
     ("qid", "Q0", "docid", "rank", "score", "tag"),
     (pa.string(), _DICT, pa.string(), _DICT, pa.float64(), _DICT),
-    0, 2, 4, 5, False,
+    0, 2, 4, 5, False, True,
 )
 _SWAP_HINT = {
     ("run", 4): "; this looks like a qrels file (qid iter docid rel); did you swap QRELS and RUN?",
@@ -114,16 +120,59 @@ def _read(data: bytes, source: str, layout: _Layout) -> Columns:
         # only the three needed columns are converted; pyarrow still checks every line's column count.
         # An empty field (doubled delimiter) in an ignored column can only keep the count right by
         # standing in for a missing field, which leaves the needed values where they belong.
-        table = _parse(memoryview(data)[:end], delimiter, layout, skip_blank=False, needed_only=True)
-        if table is not None and _no_empty_fields(table.select([0, 1])):
+        table = _integer_labels(
+            _parse(memoryview(data)[:end], delimiter, layout, skip_blank=False, needed_only=True), layout, 2
+        )
+        if table is not None:
             nl = data.find(b"\n", 0, end)
             return _columns(table, layout, None, first_line=data[: nl if nl >= 0 else end])
     normalised = _normalise_whitespace(data, end)
-    table = _parse(normalised, b" ", layout, skip_blank=True)
+    table = _integer_labels(_parse(normalised, b" ", layout, skip_blank=True), layout, layout.value)
+    extra = 0
+    if table is None and layout.extra_ok:
+        normalised, extra = _cut_extra_fields(normalised, len(layout.names))
+        table = _parse(normalised, b" ", layout, skip_blank=True) if extra else None
     if table is None:
         return _scan(data, source, layout)
     lines = data.count(b"\n", 0, end) + 1
-    return _columns(table, layout, None if table.num_rows == lines else nonblank_line_numbers(normalised))
+    cols = _columns(table, layout, None if table.num_rows == lines else nonblank_line_numbers(normalised))
+    return dataclasses.replace(cols, extra_fields=extra) if extra else cols
+
+
+_DECIMAL = r"^[+-]?[0-9]{1,10}$"
+
+
+def _integer_labels(table: pa.Table | None, layout: _Layout, column: int) -> pa.Table | None:
+    """Labels read as text, checked to be decimal integers of at most 10 digits and cast to int64;
+    ``None`` (the line scan names the bad line) for anything else, ``0x10`` and ``1e3`` included."""
+    if table is None or not layout.value_is_int:
+        return table
+    labels = table.column(column)
+    if len(labels) and not pc.all(pc.match_substring_regex(labels, _DECIMAL)).as_py():
+        return None
+    unsigned = pc.replace_substring_regex(labels, r"^\+", "")
+    return table.set_column(column, table.field(column).name, pc.cast(unsigned, pa.int64()))
+
+
+def _cut_extra_fields(arr: np.ndarray, width: int) -> tuple[np.ndarray, int]:
+    """Drop everything from the ``width``-th space of each normalised line on; count the lines cut.
+
+    >>> out, n = _cut_extra_fields(np.frombuffer(b"a b c x y\\nd e f", dtype=np.uint8), 3)
+    >>> bytes(out), n
+    (b'a b c\\nd e f', 1)
+    """
+    space = arr == 32
+    newline = arr == 10
+    seen = np.cumsum(space)  # spaces up to and including each byte
+    line_start = np.concatenate(([0], np.flatnonzero(newline) + 1))
+    base = np.concatenate(([0], seen[line_start[1:] - 1]))  # spaces before each line
+    line = np.cumsum(newline) - newline
+    in_line = seen - base[line]
+    cut = (in_line >= width) & ~newline
+    if not cut.any():
+        return arr, 0
+    lines_cut = int(np.unique(line[cut]).size)
+    return arr[~cut], lines_cut
 
 
 def _single_delimiter(data: bytes, end: int) -> bytes | None:
@@ -141,8 +190,8 @@ def _single_delimiter(data: bytes, end: int) -> bytes | None:
     if has_tab == has_space:
         return None
     delimiter, other = (b"\t", b" ") if has_tab else (b" ", b"\t")
-    for byte in (other, b"\x0b", b"\x0c", b"#"):
-        if data.find(byte, 0, end) >= 0:
+    for byte in (other, b"\x0b", b"\x0c", b"#", delimiter * 2, b"\n" + delimiter, delimiter + b"\n", delimiter + b"\r"):
+        if data.find(byte, 0, end) >= 0:  # (doubled, leading or trailing delimiters: empty fields)
             return None
     if data.find(b"\r", 0, end) >= 0 and data.count(b"\r", 0, end) != data.count(b"\r\n", 0, end):
         return None
@@ -179,18 +228,6 @@ def _parse(
         )
     except (pa.ArrowException, ValueError):
         return None
-
-
-def _no_empty_fields(table: pa.Table) -> bool:
-    for column in table.columns:
-        if pa.types.is_string(column.type):
-            if len(column) and pc.min(pc.binary_length(column)).as_py() == 0:
-                return False
-        elif pa.types.is_dictionary(column.type):
-            for chunk in column.chunks:
-                if len(chunk.dictionary) and pc.min(pc.binary_length(chunk.dictionary)).as_py() == 0:
-                    return False
-    return True
 
 
 def _columns(
@@ -281,10 +318,14 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
     lines: list[int] = []
     tags: set[bytes] = set()
     first_tag = b""
+    extra = 0
     for lineno, raw in enumerate(io.BytesIO(data), 1):
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
+        if layout.extra_ok and len(fields) > width:
+            fields = fields[:width]
+            extra += 1
         if len(fields) != width:
             raise FormatError(source, _count_message(layout, len(fields), raw, first=not lines), lineno)
         value = fields[layout.value].decode()
@@ -293,6 +334,13 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
                 source,
                 f"expected an integer relevance label in column {layout.value + 1} "
                 f"({layout.names[layout.value]}), got '{value}'",
+                lineno,
+            )
+        if layout.value_is_int and not -(2**31) <= int(value) < 2**31:
+            raise FormatError(
+                source,
+                f"expected a relevance label in the 32-bit range (±2147483647) in column {layout.value + 1}, "
+                f"got '{value}'",
                 lineno,
             )
         if not layout.value_is_int and not is_number_token(value):
@@ -309,13 +357,13 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
             if not tags:
                 first_tag = fields[layout.tag]
             tags.add(fields[layout.tag])
-    if not lines:  # pragma: no cover - the caller already rejected empty input
-        raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    if not lines:
+        return Columns(pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.int64()))
     parsed = np.array(values).astype(np.int64 if layout.value_is_int else np.float64)
     tag = (tags.pop() if len(tags) == 1 else first_tag).decode() if layout.tag is not None else None
     return Columns(
         pa.array(queries, pa.string()), pa.array(docs, pa.string()), pa.array(parsed),
-        np.array(lines, dtype=np.int64), tag,
+        np.array(lines, dtype=np.int64), tag, extra,
     )
 
 
