@@ -211,3 +211,58 @@ def test_json_report_of_extra_fields_note(tmp_path: Path) -> None:
     assert code == 0
     json.loads(out)
     assert "1 line " in err and "words after the tag" in err
+
+
+# --------------------------------------------------------------------------- 4. options and stdin
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+
+
+def test_run_read_from_stdin_gives_the_same_output(tmp_path: Path) -> None:
+    qrels, run = str(GOLDEN / "case1.qrels"), GOLDEN / "case1.run"
+    from_file = CliRunner().invoke(cli, ["trec-eval", "-q", qrels, str(run)])
+    from_pipe = CliRunner().invoke(cli, ["trec-eval", "-q", qrels, "-"], input=run.read_bytes())
+    assert from_pipe.exit_code == 0 and from_pipe.stdout == from_file.stdout
+    assert "runid                 \tall\t" in from_pipe.stdout
+    e_file = CliRunner().invoke(cli, ["eval", qrels, str(run), "-m", "nDCG@10", "AP", "-f", "tsv"])
+    e_pipe = CliRunner().invoke(cli, ["eval", qrels, "-", "-m", "nDCG@10", "AP", "-f", "tsv"], input=run.read_bytes())
+    assert e_pipe.exit_code == 0 and e_pipe.stdout == e_file.stdout
+
+
+def test_debug_query_evaluates_only_that_query() -> None:
+    qrels, run = str(GOLDEN / "case1.qrels"), str(GOLDEN / "case1.run")
+    full = CliRunner().invoke(cli, ["trec-eval", "-q", "-m", "map", qrels, run]).stdout.splitlines()
+    qid = full[0].split("\t")[1]
+    one = CliRunner().invoke(cli, ["trec-eval", "-q", "-m", "map", f"-D1.{qid}", qrels, run])
+    assert one.exit_code == 0
+    value = full[0].split("\t")[2]
+    assert one.stdout.splitlines() == [f"map                   \t{qid}\t{value}", f"map                   \tall\t{value}"]
+    none = CliRunner().invoke(cli, ["trec-eval", "-D1.nope", qrels, run])
+    assert (none.exit_code, none.stdout) == (7, "")
+    assert "No queries with both results and relevance info" in none.stderr
+    assert CliRunner().invoke(cli, ["trec-eval", "-D", "3", qrels, run]).exit_code == 0  # a level alone: accepted
+
+
+def test_malformed_zscore_file_names_file_and_line(tmp_path: Path) -> None:
+    z = write(tmp_path / "z.txt", "q1 map 0.5 0.1\nq1 P_5 high 0.1\n")
+    code, out, err = ranklens_cli("trec-eval", "-Z", z, str(GOLDEN / "case1.qrels"), str(GOLDEN / "case1.run"))
+    assert (code, out) == (2, "")
+    assert "z.txt:2: expected two numbers" in err
+
+
+def test_zscores_by_hand(tmp_path: Path) -> None:
+    """q1: P_5 = 2/5 = 0.4; reference mean 0.3, stddev 0.05 → (0.4 - 0.3)/0.05 = 2.0. q1's map has no
+    reference line → -1000000; a zero deviation with the value equal to the mean → 0."""
+    qrels = write(tmp_path / "q.qrels", "q1 0 a 1\nq1 0 b 1\nq1 0 c 0\n")
+    run = write(tmp_path / "r.run", "q1 Q0 a 1 5 t\nq1 Q0 c 2 4 t\nq1 Q0 b 3 3 t\n")
+    z = write(tmp_path / "z.txt", "q1 P_5 0.3 0.05\nq1 num_rel 2 0\n")
+    code, out, _ = ranklens_cli("trec-eval", "-q", "-Z", z, "-m", "P.5", "-m", "map", "-m", "num_rel", qrels, run)
+    assert code == 0
+    assert out.splitlines() == [
+        "Znum_rel               \tq1\t0.0000",
+        "Zmap                   \tq1\t-1000000.0000",
+        "ZP_5                   \tq1\t2.0000",
+        "Znum_rel               \tall\t0.0000",
+        "Zmap                   \tall\t-1000000.0000",
+        "ZP_5                   \tall\t2.0000",
+    ]

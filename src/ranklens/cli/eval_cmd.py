@@ -16,7 +16,7 @@ DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
 
 @click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-m",
     "--measure",
@@ -105,6 +105,11 @@ def _evaluate_one(evaluator: Any, path: str, run_format: str | None, stream: boo
 
     from ranklens.errors import InputError, NotGroupedError
 
+    if path == "-":  # standard input: read once, whole (a pipe cannot be re-read or sized)
+        with status("reading standard input", enabled=show):
+            run = read_run(path, format=run_format)
+        with status(f"evaluating {run.name} ({len(run):,} rows)", enabled=show):
+            return evaluator(run)
     fmt, _ = format_of(path, run_format)
     size = os.path.getsize(path)
     if stream is not False and fmt == "trec":
