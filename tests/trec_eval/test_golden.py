@@ -105,7 +105,8 @@ def test_first_parameters_given_for_a_measure_win() -> None:
         (("-m", "nope"), 1, "trec_eval: illegal measure 'nope'\n"),
         (("-m", "P."), 1, "trec_eval: improper measure in parameter 'P'\ntrec_eval: illegal measure 'P'\n"),
         (("-m", "P.5,5"), 2, "Cannot initialize measure 'P'"),
-        (("-m", "prefs_simp"), 1, "does not read"),
+        (("-m", "prefs_simp"), 4, "trec_eval: Can't calculate measure 'prefs_simp'\n"),
+        (("-R", "prefs", "-m", "map"), 4, "trec_eval: Can't calculate measure 'map'\n"),
     ],
 )
 def test_bad_measures(args: tuple[str, ...], status: int, message: str) -> None:

@@ -20,8 +20,8 @@ def test_every_nickname_member_is_in_the_table() -> None:
 
 
 def test_every_numeric_table_entry_has_a_trec_name() -> None:
-    for entry in TABLE:
-        if entry.value in ("float", "long"):
+    for entry in TABLE:  # (yaap and the prefs / judgment-group measures have no ranklens measure)
+        if entry.value in ("float", "long") and entry.rel_format == "qrels" and entry.name != "yaap":
             spec = lookup(entry.name)
             assert spec is not None and spec.name == entry.name
 

@@ -51,8 +51,10 @@ def compute(
     placeholder_queries: Sequence[str] = (),
     judged_only: bool = False,
     max_docs: int | None = None,
+    rel_level: int = 1,
 ) -> QueryValues:
-    """Align ``run`` with ``qrels`` (queries of both) and compute every selected column."""
+    """Align ``run`` with ``qrels`` (queries of both) and compute every selected column (``rel_level``
+    is ``-l``, which the measures already carry; ``yaap`` has no ranklens measure and takes it here)."""
     lists, _ = align(qrels, run, query_set="intersect", judged_only=judged_only, max_docs=max_docs)
     query_ids = lists.query_ids.to_pylist()
     placeholder = np.isin(np.asarray(query_ids, dtype=object), np.asarray(list(placeholder_queries), dtype=object))
@@ -63,6 +65,9 @@ def compute(
         if sel.entry.value == "runid":
             continue
         for printed, m in sel.columns:
+            if sel.entry.name == "yaap":
+                numbers[printed] = yaap(lists, rel_level)
+                continue
             if m is None:
                 strings = relstrings(lists, sel.relstring_len)
                 if printed == "relstring":
@@ -76,6 +81,25 @@ def compute(
                 values = np.where(placeholder, 0.0, values)
             numbers[printed] = values
     return QueryValues(query_ids, numbers, texts, placeholder)
+
+
+def yaap(lists: RankedLists, rel_level: int) -> np.ndarray:
+    """trec_eval's ``yaap`` per query (``m_yaap.c``): ``log((1 + S) / (1 + R - S))`` with ``S`` the sum of
+    precision at each relevant retrieved rank (AP before dividing by R).
+
+    Relevant means a code ``>= rel_level`` as in the C comparison (with ``-l`` at or below -1 a document
+    outside the qrels counts); R counts the judged labels that are ``>= 0`` and ``>= rel_level``.
+    """
+    relevant = lists.labels >= rel_level
+    row_query = lists.row_query
+    hits = np.cumsum(relevant) - np.repeat(np.concatenate(([0], np.cumsum(relevant)))[lists.offsets[:-1]], np.diff(lists.offsets))
+    precision = np.where(relevant, hits / (lists.rank0 + 1.0), 0.0)
+    s = np.bincount(row_query, weights=precision, minlength=lists.num_queries)
+    judged = (lists.ideal_labels >= 0) & (lists.ideal_labels >= rel_level)
+    ideal_query = np.repeat(np.arange(lists.num_queries), np.diff(lists.ideal_offsets))
+    big_r = np.bincount(ideal_query, weights=judged, minlength=lists.num_queries)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log((1.0 + s) / (1.0 + big_r - s))
 
 
 _CHARS = np.frombuffer(b"0123456789", dtype=np.uint8)

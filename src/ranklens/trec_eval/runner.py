@@ -12,16 +12,16 @@ The flow mirrors ``trec_eval.c`` (v10.0):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ranklens.errors import RanklensError
-from ranklens.trec_eval import inputs
-from ranklens.trec_eval.compute import compute
+from ranklens.trec_eval import inputs, rel_formats
+from ranklens.trec_eval.compute import QueryValues, compute
 from ranklens.trec_eval.output import query_lines, summary_lines
-from ranklens.trec_eval.select import TrecUsageError, select
-from ranklens.trec_eval.zscores import read_zscores, standardise
+from ranklens.trec_eval.select import Selected, TrecUsageError, select
+from ranklens.trec_eval.zscores import Reference, read_zscores, standardise
 
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
@@ -71,12 +71,20 @@ class TrecEvalResult:
 
 def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     """Evaluate ``options.run`` against ``options.qrels`` and render trec_eval's output."""
-    if options.rel_format != "qrels":
-        return TrecEvalResult("", f"trec_eval: -R {options.rel_format} is not available yet\n", 2)
     try:
         selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
     except TrecUsageError as exc:
         return TrecEvalResult("", exc.message + "\n", exc.status)
+    foreign = rel_formats.foreign_measure(selected, options.rel_format)
+    if foreign is not None:
+        return TrecEvalResult(
+            "",
+            f"trec_eval: measure '{foreign}' cannot be computed from -R {options.rel_format} input\n"
+            f"trec_eval: Can't calculate measure '{foreign}'\n",
+            4,
+        )
+    if options.rel_format != "qrels":
+        return _run_other_format(options, selected)
     max_docs = None if options.max_docs is None else max(options.max_docs, 0)
     try:
         reference = read_zscores(options.zscores) if options.zscores else None
@@ -100,21 +108,57 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
             placeholder_queries=missing_ids if options.complete else (),
             judged_only=options.judged_only,
             max_docs=max_docs,
+            rel_level=options.rel_level,
         )
     except RanklensError as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
-    if reference is not None:
-        values = standardise(values, reference, geometric=[p for sel in selected if sel.entry.summary == "gmean" for p, _ in sel.columns])
+    first = int(np.flatnonzero(missing)[0]) if missing_ids and not options.complete else None
+    stop = None if first is None else qrels.query_ids[first].as_py()
+    return _render(options, selected, values, runid, reference, stop, first)
+
+
+def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> TrecEvalResult:
+    """``-R qrels_jg``, ``prefs`` or ``qrels_prefs``: the same main loop over per-query measures."""
+    max_docs = None if options.max_docs is None else max(options.max_docs, 0)
+    try:
+        reference = read_zscores(options.zscores) if options.zscores else None
+        judgments = rel_formats.read_judgments(options.qrels, options.rel_format)
+        run, runid = inputs.load_run(options.run)
+    except (RanklensError, OSError) as exc:
+        return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
+    if options.debug_query is not None:
+        if options.debug_query not in judgments.by_query:
+            return TrecEvalResult("", "trec_eval: No queries with both results and relevance info\n", 7)
+        judgments = replace(judgments, by_query={options.debug_query: judgments.by_query[options.debug_query]})
+    try:
+        values, stop = rel_formats.compute_other(
+            judgments, run, selected, complete=options.complete, max_docs=max_docs,
+            rel_level=options.rel_level, judged_only=options.judged_only,
+        )
+    except RanklensError as exc:
+        return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
+    return _render(options, selected, values, runid, reference, stop, len(values.query_ids))
+
+
+def _render(
+    options: TrecEvalOptions,
+    selected: list[Selected],
+    values: QueryValues,
+    runid: str,
+    reference: Reference | None,
+    stop: str | None,
+    printed_before_stop: int | None,
+) -> TrecEvalResult:
+    """trec_eval's stdout for ``values``; ``stop`` is the first judged query the run lacks without -c
+    (trec_eval has printed the ``-q`` lines of the queries before it, then exits with status 4)."""
     zscore = reference is not None
-
-    if missing_ids and not options.complete:
-        # evaluated queries are the qrels queries the run has; those before the first missing one printed
-        first = int(np.flatnonzero(missing)[0])
-        done = range(first)
+    if reference is not None:
+        geometric = [p for sel in selected if sel.entry.summary == "gmean" for p, _ in sel.columns]
+        values = standardise(values, reference, geometric=geometric)
+    if stop is not None:
+        done = range(printed_before_stop or 0)
         out = "".join(query_lines(selected, values, done, zscore=zscore)) if options.per_query else ""
-        qid = qrels.query_ids[first].as_py()
-        return TrecEvalResult(out, f"trec_eval: result qid '{qid}' not found in qrels\n", 4)
-
+        return TrecEvalResult(out, f"trec_eval: result qid '{stop}' not found in qrels\n", 4)
     parts: list[str] = []
     if options.per_query:
         parts.extend(query_lines(selected, values, range(len(values.query_ids)), zscore=zscore))

@@ -17,7 +17,7 @@ from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.trec_names import lookup
 from ranklens.trec_eval.c_numbers import cutoffs_as_atol
-from ranklens.trec_eval.table import NICKNAMES, TABLE, UNSUPPORTED, TrecMeasure
+from ranklens.trec_eval.table import NICKNAMES, TABLE, TrecMeasure
 
 __all__ = ["Selected", "TrecUsageError", "select"]
 
@@ -45,6 +45,8 @@ class Selected:
     entry: TrecMeasure
     columns: tuple[tuple[str, Measure | None], ...]
     relstring_len: int = DEFAULT_RELSTRING_LEN
+    parameters: tuple[tuple[str, float | None], ...] = ()
+    """``(printed name, cutoff or multiple)`` of a judgment-group measure (:func:`.judgment_groups.jg_columns`)"""
 
 
 def select(args: Sequence[str], *, rel_level: int = 1, num_docs: int = 0) -> list[Selected]:
@@ -65,12 +67,6 @@ def select(args: Sequence[str], *, rel_level: int = 1, num_docs: int = 0) -> lis
             params.setdefault(name, given)
         if name in NICKNAMES:
             marked.update(NICKNAMES[name])
-        elif name in UNSUPPORTED:
-            raise TrecUsageError(
-                f"trec_eval: measure '{name}' needs a preference or judgment-group input format, "
-                "which ranklens trec-eval does not read",
-                1,
-            )
         elif any(m.name == name for m in TABLE):
             marked.add(name)
         else:
@@ -91,6 +87,13 @@ def select(args: Sequence[str], *, rel_level: int = 1, num_docs: int = 0) -> lis
 def _columns(entry: TrecMeasure, params: str | None, rel_level: int, num_docs: int) -> Selected:
     if entry.value == "runid":
         return Selected(entry, (("runid", None),))
+    if entry.rel_format == "prefs" or entry.name == "yaap":
+        return Selected(entry, ((entry.name, None),))  # (parameters are ignored, as trec_eval ignores them)
+    if entry.rel_format == "qrels_jg":
+        from ranklens.trec_eval.judgment_groups import jg_columns
+
+        parameters = tuple(jg_columns(entry.name, params))
+        return Selected(entry, tuple((printed, None) for printed, _ in parameters), parameters=parameters)
     if entry.value == "relstring":
         length = DEFAULT_RELSTRING_LEN
         printed = entry.name

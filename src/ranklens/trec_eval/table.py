@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["NICKNAMES", "TABLE", "UNSUPPORTED", "TrecMeasure", "by_name"]
+__all__ = ["NICKNAMES", "TABLE", "TrecMeasure", "by_name"]
 
 Value = Literal["float", "long", "relstring", "runid"]
 Summary = Literal["mean", "sum", "count", "gmean", "none", "runid"]
+RelFormat = Literal["qrels", "qrels_jg", "prefs"]
 
 
 @dataclass(frozen=True)
@@ -27,18 +28,21 @@ class TrecMeasure:
         per_query: printed for each query with ``-q``.
         summary: the ``all`` line: mean over queries, sum, number of queries, geometric mean (floor 1e-5),
             the run id, or nothing.
+        rel_format: the ``-R`` input the measure reads (``prefs`` stands for ``prefs`` and
+            ``qrels_prefs``); ``None`` for ``runid`` and ``num_q``, which need none.
     """
 
     name: str
     value: Value = "float"
     per_query: bool = True
     summary: Summary = "mean"
+    rel_format: RelFormat | None = "qrels"
 
 
 #: the measures in trec_eval's print order (te_trec_measures[] of measures.c, qrels measures only)
 TABLE: tuple[TrecMeasure, ...] = (
-    TrecMeasure("runid", "runid", per_query=False, summary="runid"),
-    TrecMeasure("num_q", "long", per_query=False, summary="count"),
+    TrecMeasure("runid", "runid", per_query=False, summary="runid", rel_format=None),
+    TrecMeasure("num_q", "long", per_query=False, summary="count", rel_format=None),
     TrecMeasure("num_ret", "long", summary="sum"),
     TrecMeasure("num_rel", "long", summary="sum"),
     TrecMeasure("num_rel_ret", "long", summary="sum"),
@@ -73,20 +77,30 @@ TABLE: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_map"),
     TrecMeasure("set_F"),
     TrecMeasure("num_nonrel_judged_ret", "long", summary="sum"),
+    # preference judgments (-R prefs / qrels_prefs): counts are summed, ratios averaged
+    TrecMeasure("prefs_num_prefs_poss", "long", summary="sum", rel_format="prefs"),
+    TrecMeasure("prefs_num_prefs_ful", "long", summary="sum", rel_format="prefs"),
+    TrecMeasure("prefs_num_prefs_ful_ret", "long", summary="sum", rel_format="prefs"),
+    TrecMeasure("prefs_simp", rel_format="prefs"),
+    TrecMeasure("prefs_pair", rel_format="prefs"),
+    TrecMeasure("prefs_avgjg", rel_format="prefs"),
+    TrecMeasure("prefs_avgjg_Rnonrel", rel_format="prefs"),
+    TrecMeasure("prefs_simp_ret", rel_format="prefs"),
+    TrecMeasure("prefs_pair_ret", rel_format="prefs"),
+    TrecMeasure("prefs_avgjg_ret", rel_format="prefs"),
+    TrecMeasure("prefs_avgjg_Rnonrel_ret", rel_format="prefs"),
+    TrecMeasure("prefs_simp_imp", rel_format="prefs"),
+    TrecMeasure("prefs_pair_imp", rel_format="prefs"),
+    TrecMeasure("prefs_avgjg_imp", rel_format="prefs"),
+    # judgment groups (-R qrels_jg)
+    TrecMeasure("map_avgjg", rel_format="qrels_jg"),
+    TrecMeasure("P_avgjg", rel_format="qrels_jg"),
+    TrecMeasure("Rprec_mult_avgjg", rel_format="qrels_jg"),
+    TrecMeasure("yaap"),
     TrecMeasure("rbp"),
     TrecMeasure("rbp_resid"),
     TrecMeasure("unj"),
 )
-
-#: measures trec_eval knows that need other input formats (-R prefs, qrels_jg) or are experimental
-UNSUPPORTED: frozenset[str] = frozenset(
-    {
-        "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
-        "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
-        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg",
-        "P_avgjg", "Rprec_mult_avgjg", "yaap", "all_prefs", "prefs", "qrels_jg",
-    }
-)  # fmt: skip
 
 #: nicknames for sets of measures (measures.c te_trec_measure_nicknames)
 NICKNAMES: dict[str, tuple[str, ...]] = {
@@ -105,6 +119,16 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
         "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
         "set_F", "num_nonrel_judged_ret",
     ),
+    "all_prefs": (
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+        "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+        "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    ),
+    "prefs": (
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+        "prefs_simp", "prefs_pair", "prefs_avgjg",
+    ),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }  # fmt: skip
 
 _BY_NAME = {m.name: m for m in TABLE}
