@@ -121,3 +121,33 @@ def test_unreadable_input_exits_2(tmp_path: Path) -> None:
     code, out, err = trec_eval(str(bad), "specA.run")
     assert (code, out) == (2, "")
     assert err.startswith("trec_eval: ")
+
+
+#: every measure of trec_eval 10.0's table (te_trec_measures[] in measures.c), in its order
+TREC_EVAL_10_MEASURES = """
+runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring recall
+infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P
+success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret prefs_num_prefs_poss
+prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg prefs_avgjg_Rnonrel prefs_simp_ret
+prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp prefs_pair_imp prefs_avgjg_imp map_avgjg
+P_avgjg Rprec_mult_avgjg yaap rbp rbp_resid unj
+""".split()
+
+
+def test_help_lists_every_format_and_every_measure_of_trec_eval_10() -> None:
+    code, out, _ = trec_eval("-h")
+    assert code == 0
+    listed = set(out.replace(",", " ").replace(";", " ").split())
+    missing = [m for m in TREC_EVAL_10_MEASURES if m not in listed]
+    assert not missing
+    for fmt in ("qrels", "qrels_jg", "prefs", "qrels_prefs", "trec_results"):
+        assert fmt in listed
+    for nickname in ("official:", "set:", "all_trec:", "all_prefs:", "prefs:", "qrels_jg:"):
+        assert nickname in listed
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_every_measure_of_trec_eval_10_is_selectable() -> None:
+    from ranklens.trec_eval.table import TABLE
+
+    assert [m.name for m in TABLE] == TREC_EVAL_10_MEASURES

@@ -29,7 +29,40 @@ def _show_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
         ctx.exit(0)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def supported() -> str:
+    """The help text's list of input formats, measures (with the format each reads) and nicknames."""
+    from ranklens.trec_eval.table import NICKNAMES, TABLE
+
+    by_format: dict[str, list[str]] = {}
+    for entry in TABLE:
+        by_format.setdefault(entry.rel_format or "any", []).append(entry.name)
+    lines = ["\b", "Relevance formats (-R): " + ", ".join(REL_FORMATS) + "; results format (-T): trec_results.", ""]
+    titles = {
+        "any": "Measures of every format",
+        "qrels": "Measures of -R qrels",
+        "prefs": "Measures of -R prefs and -R qrels_prefs",
+        "qrels_jg": "Measures of -R qrels_jg",
+    }
+    for key in ("any", "qrels", "prefs", "qrels_jg"):
+        lines += ["\b", f"{titles[key]}:", *_wrapped(by_format[key]), ""]
+    lines += ["\b", "Nicknames (-m NAME selects the set):"]
+    for name, members in NICKNAMES.items():
+        lines += [f"  {name}:", *(" " + line for line in _wrapped(list(members), width=94))]
+    return "\n".join(lines)
+
+
+def _wrapped(names: list[str], width: int = 96) -> list[str]:
+    out: list[str] = []
+    line = " "
+    for name in names:
+        if len(line) + len(name) + 1 > width:
+            out.append(line)
+            line = " "
+        line += " " + name
+    return [*out, line]
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120}, epilog=supported())
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-q", "--query_eval_wanted", "per_query", is_flag=True, help="Also print every query's values.")
