@@ -16,7 +16,6 @@ from ranklens.trec_eval.judgment_groups import (
     jg_columns,
     jg_query_values,
     read_qrels_jg,
-    yaap,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
@@ -291,17 +290,34 @@ def test_negative_rel_level_quirks_follow_the_c_code() -> None:
     }
 
 
-def test_yaap() -> None:
+def _trec_eval_yaap(tmp_path: Path, run_lines: str, *args: str) -> dict[str, float]:
+    """``ranklens trec-eval -q -m yaap`` on the qrels of test_yaap: per-query values by query id."""
+    from click.testing import CliRunner
+
+    from ranklens.cli.main import cli
+
+    qrels = tmp_path / "y.qrels"
+    qrels.write_text("q 0 d1 1\nq 0 d2 0\nq 0 d3 2\nq 0 d9 1\nz 0 d1 1\n")
+    run = tmp_path / "y.run"
+    run.write_text(run_lines)
+    result = CliRunner().invoke(cli, ["trec-eval", "-q", "-m", "yaap", *args, str(qrels), str(run)])
+    assert result.exit_code == 0, result.stderr
+    return {qid: float(v) for _, qid, v in (line.split("\t") for line in result.stdout.splitlines())}
+
+
+def test_yaap(tmp_path: Path) -> None:
+    """yaap reads plain qrels; computed on the engine's ranked lists (trec_eval/compute.py)."""
+    three = "q Q0 d1 1 3 t\nq Q0 d2 2 2 t\nq Q0 d3 3 1 t\nz Q0 d1 1 1 t\n"
     # d1, d3 relevant at ranks 1 and 3, R = 3 (d9 not retrieved): S = 1/1 + 2/3 = 5/3
-    # yaap = log((1 + 5/3) / (1 + 3 - 5/3)) = log((8/3) / (7/3)) = log(8/7)
-    labels = {"d1": 1, "d2": 0, "d3": 2, "d9": 1}
-    assert yaap(labels, ["d1", "d2", "d3"]) == pytest.approx(math.log(8 / 7))
-    # -l2: only d3 (rank 3), R = 1: S = 1/3 -> log((4/3) / (5/3)) = log(4/5)
-    assert yaap(labels, ["d1", "d2", "d3"], rel_level=2) == pytest.approx(math.log(4 / 5))
-    # -J drops nothing here (d1 d2 d3 all judged); with d7 unjudged in front it is dropped
-    assert yaap(labels, ["d7", "d1", "d2", "d3"], judged_only=True) == pytest.approx(math.log(8 / 7))
-    # -c placeholder: S = 0 -> log(1 / (1 + 3))
-    assert yaap(labels, [PLACEHOLDER]) == pytest.approx(math.log(1 / 4))
+    # yaap = log((1 + 5/3) / (1 + 3 - 5/3)) = log((8/3) / (7/3)) = log(8/7) = 0.1335
+    assert _trec_eval_yaap(tmp_path, three)["q"] == pytest.approx(math.log(8 / 7), abs=5e-5)
+    # -l2: only d3 (rank 3), R = 1: S = 1/3 -> log((4/3) / (5/3)) = log(4/5) = -0.2231
+    assert _trec_eval_yaap(tmp_path, three, "-l2")["q"] == pytest.approx(math.log(4 / 5), abs=5e-5)
+    # -J drops d7 (unjudged) in front: the same as without it
+    four = "q Q0 d7 1 4 t\n" + three
+    assert _trec_eval_yaap(tmp_path, four, "-J")["q"] == pytest.approx(math.log(8 / 7), abs=5e-5)
+    # -c with q absent: the placeholder gives S = 0 -> log(1 / (1 + 3)) = -1.3863 (trec_eval keeps it)
+    assert _trec_eval_yaap(tmp_path, "z Q0 d1 1 1 t\n", "-c")["q"] == pytest.approx(math.log(1 / 4), abs=5e-5)
 
 
 # --------------------------------------------------------------------------------------------- golden

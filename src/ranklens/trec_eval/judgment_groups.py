@@ -48,9 +48,8 @@ after leading blanks does not start a comment, a line must have exactly 4 column
 judged once per query and group. Blank lines are skipped (trec_eval calls them malformed; as in the
 qrels reader, their meaning is unambiguous).
 
-``yaap`` (``m_yaap.c``) is also here: it reads **plain** qrels (``-R qrels``, not ``qrels_jg``), is in
-trec_eval's measure table (printed after ``num_nonrel_judged_ret``, before ``rbp``) but in no nickname,
-so only ``-m yaap`` reaches it: see :func:`yaap`.
+``yaap`` (``m_yaap.c``) is not here: it reads **plain** qrels (``-R qrels``), so it is computed on the
+engine's ranked lists (:func:`ranklens.trec_eval.compute.yaap`).
 """
 
 from __future__ import annotations
@@ -75,13 +74,11 @@ __all__ = [
     "JG_PRINT",
     "NONPOOL",
     "UNJUDGED",
-    "YAAP_PRINT",
     "QueryJudgmentGroups",
     "jg_columns",
     "jg_query_values",
     "read_qrels_jg",
     "relevance_codes",
-    "yaap",
 ]
 
 #: the judgment-group measures in trec_eval's print order (te_trec_measures[] of measures.c)
@@ -93,9 +90,6 @@ JG_PRINT: dict[str, tuple[Literal["float", "long"], Literal["mean", "sum"]]] = {
     "P_avgjg": ("float", "mean"),
     "Rprec_mult_avgjg": ("float", "mean"),
 }
-
-#: ``yaap`` prints like map: ``%6.4f`` per query, mean over queries in the summary
-YAAP_PRINT: tuple[Literal["float", "long"], Literal["mean", "sum"]] = ("float", "mean")
 
 DEFAULT_P_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 DEFAULT_RPREC_MULTIPLES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -427,36 +421,3 @@ def _rprec_mult_kernel(codes: list[int], num_rel: int, params: list[float | None
             remaining -= 1
         rank -= 1
     return values
-
-
-def yaap(
-    labels: Mapping[str, int], ranked: Sequence[str], *, rel_level: int = 1, judged_only: bool = False
-) -> float:
-    """trec_eval's ``yaap`` of one query (``m_yaap.c``; plain ``-R qrels`` judgments): with ``S`` the sum
-    of precision at each relevant retrieved document (AP before dividing by R),
-    ``log((1 + S) / (1 + R - S))``.
-
-    ``labels`` maps docno to label for the query; ``ranked`` is in evaluation order, cut at ``-M``.
-    With ``-c`` a missing query gets ``ranked=["ceci_nest_pas_un_docno"]``, so ``S = 0`` and the value
-    is ``log(1 / (1 + R))`` (trec_eval does not reset it).
-
-    d1 and d3 relevant at ranks 1 and 3 of 3, R = 3: S = 1/1 + 2/3, yaap = log((5/3 + 1)/(3 + 1 - 5/3)).
-
-    >>> round(yaap({"d1": 1, "d3": 1, "d9": 1}, ["d1", "d2", "d3"]), 4)
-    0.1335
-    >>> round(yaap({"d1": 1}, ["ceci_nest_pas_un_docno"]), 4)
-    -0.6931
-    """
-    codes = relevance_codes(labels, ranked, judged_only=judged_only)
-    found = 0
-    total = 0.0
-    for rank, code in enumerate(codes, 1):
-        if code >= rel_level:
-            found += 1
-            total += found / rank
-    numerator = 1.0 + total
-    denominator = 1.0 + _num_rel(labels, rel_level) - total
-    if denominator == 0:
-        return math.inf
-    ratio = numerator / denominator
-    return math.log(ratio) if ratio > 0 else math.nan
