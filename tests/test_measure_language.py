@@ -214,13 +214,14 @@ PARSE_ERRORS = [
     ("nDCG(gain={1:x})", r"a gain map looks like"),
     ("nDCG(ideal=best)", r"parameter 'ideal' must be one of global, local, recall, max; got 'best'"),
     ("nDCG(ties=avg)@5", r"parameter 'ties' must be one of trec, average, input"),
-    ("nDCG(discount=ln)", r"parameter 'discount' must be one of log2, jk"),
+    ("nDCG(discount=ln)", r"parameter 'discount' must be one of log2, log, jk"),
+    ("nDCG(base=10)@10", r"base applies to discount=log or discount=jk"),
     ("nDCG(base=1)", r"parameter 'base' must be ≥ 2"),
     ("RBP(p=1.5)", r"p must be in \(0, 1\); got 1.5"),
     ("RBP(p=0)", r"p must be in \(0, 1\)"),
     ("RBP(p=x)", r"parameter 'p' must be a number; got 'x'"),
     ("P(rel=x)@5", r"parameter 'rel' must be an integer; got 'x'"),
-    ("AP(rel=1.5)", r"parameter 'rel' must be an integer"),
+    ("AP(rel=inf)", r"parameter 'rel' must be an integer"),  # (rel=1.5 is a threshold for real-valued labels)
     ("ERR(max_rel=-1)", r"parameter 'max_rel' must be ≥ 0"),
     ("nDCG(ideal=recall)", r"ideal=recall needs depth=K"),
     ("nDCG(depth=5)", r"depth applies only with ideal=recall"),
@@ -264,7 +265,8 @@ def test_python_api_errors() -> None:
     with pytest.raises(MeasureError, match="positive integer"):
         nDCG @ True  # type: ignore[operator]
     with pytest.raises(MeasureError, match="must be an integer"):
-        P(rel=1.5) @ 5
+        P(rel="high") @ 5
+    assert str(P(rel=1.5) @ 5) == "P(rel=1.5)@5"  # a real threshold, for real-valued labels
 
 
 def test_evaluate_reports_unknown_measure() -> None:

@@ -255,15 +255,16 @@ def _message(error: pytest.ExceptionInfo[FormatError]) -> str:
             "run.xyz",
             read_run,
             ("{p}: unknown file extension '.xyz'; expected one of .qrels, .run, .txt, .trec, .json, .jsonl, .ndjson, "
-            ".csv, .tsv, .parquet (optionally .gz), or choose the format with --format (format= in Python): "
-            "trec, json, jsonl, csv, tsv, parquet"),
+            ".csv, .tsv, .parquet (optionally .gz), or choose the format with format= (one of: "
+            "trec, msmarco, msmarco-rank, msmarco-score, json, jsonl, csv, tsv, parquet)"),
         ),
         ("missing.run", read_run, "{p}: no such file"),
         ("bad_score.json", read_run, "{p}:1: query 'q1', document 'd2': expected a number (score), got \"high\""),
         (
             "missing_column.csv",
             read_run,
-            "{p}:1: missing column score (or sim); expected columns query_id, doc_id, score; found: qid, docno, rank",
+            ("{p}:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; "
+             "found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python)"),
         ),
         ("not_parquet.parquet", read_run, "{p}: expected a Parquet file: "),
     ],
@@ -295,7 +296,7 @@ BAD_INPUT = [
      "{p}:1: expected 6 columns (qid Q0 docid rank score tag), got 5"),
     ("r.trec", "q1,Q0,d1,1,2,t\n", "run",
      ("{p}:1: expected 6 columns (qid Q0 docid rank score tag), got 1; the line has commas: "
-     "is this a CSV file? (use --format csv)")),
+     "is this a CSV file? (use --run-format csv, format= in Python)")),
     ("r.trec", "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1_0 t\n", "run", "{p}:2: expected a number in column 5 (score), got '1_0'"),
     ("r.trec", "q1\tQ0\td1\t1\tNaN\tt\n", "run", "{p}:1: score is NaN (1 row(s) in all); give every document a number"),
     ("r.trec", " \n\t\n", "run", "{p}: expected at least one line (qid Q0 docid rank score tag), got an empty file"),
@@ -311,7 +312,7 @@ BAD_INPUT = [
     ("r.json", '{"q1": {"d1": 1,\n "d2": }}', "run", "{p}:2: expected JSON {{query_id: {{doc_id: score}}}}: Expecting value (column 8)"),
     ("r.json", '{"q1": {"d1": 1}}\n{"q2": {"d1": 1}}\n', "run",
      ("{p}:2: expected JSON {{query_id: {{doc_id: score}}}}: Extra data (column 1); this looks like JSON Lines "
-     "(one object per line): use a .jsonl name or --format jsonl")),
+     "(one object per line): use a .jsonl name or --run-format jsonl, format= in Python")),
     ("r.json", '[{"query_id": "q1"}]', "run", "{p}:1: expected a JSON object {{query_id: {{doc_id: score}}}}, got a list"),
     ("r.json", '{"q1": [1, 2]}', "run", "{p}:1: query 'q1': expected an object {{doc_id: score}}, got a list"),
     ("r.json", '{"q1": {"d1": 1},\n "q2": {"d1": 2,\n  "d2": NaN}}', "run",
@@ -330,7 +331,8 @@ BAD_INPUT = [
      "{p}:1: expected UTF-8 text, found a NUL byte (is this a binary or compressed file?)"),
     # JSON Lines
     ("r.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 1}\n{"query_id": "q1", "doc_id": "d2"}\n', "run",
-     "{p}:2: missing key score (or sim); expected keys query_id, doc_id, score; found: query_id, doc_id"),
+     ("{p}:2: missing key score (or sim, prediction); expected keys query_id, doc_id, score; found: query_id, doc_id; "
+      "map it with --run-columns score=COLUMN (columns= in Python)")),
     ("r.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 1}\n\n{"query_id": "q1", "doc_id": "d2", "score": "x"}\n',
      "run", "{p}:3: expected a number (score), got \"x\""),
     ("r.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 1}\n{"query_id": "q1", "doc_id": "d2", "score": 1\n',
@@ -347,17 +349,18 @@ BAD_INPUT = [
      "A ranking lists each document once: remove the duplicates")),
     ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "relevance": 2.5}\n', "qrels",
      "{p}:1: expected an integer relevance label, got 2.5"),
-    ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "score": 2}\n', "qrels",
-     ("{p}:1: missing key relevance (or rel, label, grade); expected keys query_id, doc_id, relevance; "
-     "found: query_id, doc_id, score; this looks like run data: did you swap QRELS and RUN?")),
+    ("q.jsonl", '{"query_id": "q1", "doc_id": "d1", "sim": 2}\n', "qrels",
+     ("{p}:1: missing key relevance (or rel, label, grade, rating, score); expected keys query_id, doc_id, relevance; "
+     "found: query_id, doc_id, sim; this looks like run data: did you swap QRELS and RUN?")),
     ("q.jsonl", "\n\n", "qrels", "{p}: expected at least one line, got an empty file"),
     # CSV / TSV
     ("r.csv", "qid,docno\nq1,d1\n", "run",
-     "{p}:1: missing column score (or sim); expected columns query_id, doc_id, score; found: qid, docno"),
+     ("{p}:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; found: qid, docno; "
+      "map it with --run-columns score=COLUMN (columns= in Python)")),
     ("r.csv", "q1,d1,2.5\nq1,d2,1\n", "run",
-     ("{p}:1: missing columns query_id (or qid, query, q_id, topic) and doc_id (or docid, docno, doc) and score "
-     "(or sim); expected columns query_id, doc_id, score; found: q1, d1, 2.5; the first line must be a header "
-     "naming the columns")),
+     ("{p}:1: missing columns query_id (or qid, query, q_id, topic, query-id, user_id, userid, user) and doc_id (or "
+     "docid, docno, doc, corpus-id, item_id, itemid, movieid, item) and score (or sim, prediction); expected "
+     "columns query_id, doc_id, score; found: q1, d1, 2.5; the first line must be a header naming the columns")),
     ("r.csv", "qid,docno,score\nq1,d1,1\n\nq1,d2\n", "run",
      "{p}:4: expected 3 fields as in the header (qid,docno,score), got 2"),
     ("r.csv", "qid,docno,score\nq1,d1,1\nq1,d2,abc\n", "run", "{p}:3: expected a number in column 3 (score), got 'abc'"),
@@ -381,8 +384,8 @@ BAD_INPUT = [
     # format selection
     ("r", "q1 Q0 d1 1 2 t\n", "run",
      ("{p}: no file extension; expected one of .qrels, .run, .txt, .trec, .json, .jsonl, .ndjson, .csv, .tsv, "
-     ".parquet (optionally .gz), or choose the format with --format (format= in Python): trec, json, jsonl, csv, "
-     "tsv, parquet")),
+     ".parquet (optionally .gz), or choose the format with format= (one of: trec, msmarco, "
+     "msmarco-rank, msmarco-score, json, jsonl, csv, tsv, parquet)")),
 ]
 
 
@@ -404,7 +407,7 @@ def test_unknown_extension_suggests(tmp_path: Path) -> None:
     path = _write(tmp_path, "r.jsn", "{}")
     with pytest.raises(FormatError) as info:
         read_run(path)
-    assert _message(info).endswith("csv, tsv, parquet; did you mean '.json'?")
+    assert _message(info).endswith("csv, tsv, parquet); did you mean '.json'?")
 
 
 def test_unknown_format_argument_suggests(tmp_path: Path) -> None:
@@ -412,7 +415,8 @@ def test_unknown_format_argument_suggests(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         read_run(path, format="jsn")
     assert _message(info) == (
-        f"{path}: unknown format 'jsn'; expected one of trec, json, jsonl, csv, tsv, parquet; did you mean 'json'?"
+        f"{path}: unknown format 'jsn'; expected one of trec, msmarco, msmarco-rank, msmarco-score, json, jsonl, csv, "
+        "tsv, parquet; did you mean 'json'?"
     )
 
 
@@ -449,13 +453,16 @@ def test_parquet_null_value(tmp_path: Path) -> None:
 
 
 def test_parquet_missing_column(tmp_path: Path) -> None:
-    path = _parquet(tmp_path, pa.table({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}))
+    path = _parquet(tmp_path, pa.table({"query_id": ["q1"], "doc_id": ["d1"], "sim": [1.0]}))
     with pytest.raises(FormatError) as info:
         read_qrels(path)
     assert _message(info) == (
-        f"{path}: missing column relevance (or rel, label, grade); expected columns query_id, doc_id, relevance; "
-        "found: query_id, doc_id, score; this looks like run data: did you swap QRELS and RUN?"
+        f"{path}: missing column relevance (or rel, label, grade, rating, score); expected columns query_id, doc_id, "
+        "relevance; found: query_id, doc_id, sim; this looks like run data: did you swap QRELS and RUN?"
     )
+    # 'score' alone is a label in qrels (BEIR's query-id, corpus-id, score)
+    beir = _parquet(tmp_path, pa.table({"query-id": ["q1"], "corpus-id": ["d1"], "score": [2]}))
+    assert read_qrels(beir).to_dict() == {"q1": {"d1": 2}}
 
 
 def test_parquet_empty_and_duplicates(tmp_path: Path) -> None:
@@ -572,8 +579,9 @@ def test_frame_missing_columns() -> None:
     with pytest.raises(FormatError) as info:
         read_run(table)
     assert _message(info) == (
-        "<pyarrow.Table>: missing column doc_id (or docid, docno, doc); expected columns query_id, doc_id, score; "
-        "found: query, document, score"
+        "<pyarrow.Table>: missing column doc_id (or docid, docno, doc, corpus-id, item_id, itemid, movieid, item); "
+        "expected columns query_id, doc_id, score; found: query, document, score; map it with --run-columns "
+        "doc=COLUMN (columns= in Python)"
     )
 
 

@@ -11,6 +11,10 @@ import pytest
 import ranklens
 from ranklens import Evaluator, Qrels, Run
 
+# RUN misses q9 and has q7, which the qrels lack: every evaluation notes (and warns about) both;
+# test_notes_say_what_was_left_out checks the warnings, the other tests ignore them
+pytestmark = pytest.mark.filterwarnings("ignore::ranklens.RanklensWarning")
+
 QRELS = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}, "q2": {"dA": 1, "dB": 0, "dC": 0}, "q9": {"x": 1}}
 RUN = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}, "q2": {"dA": 1.0, "dB": 1.0, "dC": 1.0}, "q7": {"y": 1.0}}
 
@@ -25,9 +29,11 @@ def test_single_measure_still_returns_results() -> None:
 
 
 def test_notes_say_what_was_left_out() -> None:
-    res = ranklens.evaluate(QRELS, RUN, ["P@1"])
+    with pytest.warns(ranklens.RanklensWarning) as record:
+        res = ranklens.evaluate(QRELS, RUN, ["P@1"])
     assert any("1 run query (1 rows) not in the qrels: ignored" in n for n in res.notes)
     assert any("1 qrels query with no retrieved document: skipped" in n for n in res.notes)
+    assert [str(w.message) for w in record] == [f"run: {n}" for n in res.notes]  # and warns them, in a notebook
 
 
 def test_missing_zero_counts_the_missing_query() -> None:

@@ -141,7 +141,8 @@ def test_scores_are_double() -> None:
 
 def test_max_docs_truncates_after_sorting() -> None:
     """§1.1: "Only the first -M <num> documents (after sorting) are used"; q1 with -M 2: d1, d2."""
-    res = ranklens.evaluate(TEXTBOOK_QRELS, TEXTBOOK_RUN, ["P@5", "NumRet", "RR"], max_docs=2)
+    with pytest.warns(ranklens.RanklensWarning, match="rows beyond the per-query depth limit"):
+        res = ranklens.evaluate(TEXTBOOK_QRELS, TEXTBOOK_RUN, ["P@5", "NumRet", "RR"], max_docs=2)
     assert res["P@5"] == approx6(1 / 5)
     assert res["NumRet"] == 2
 
@@ -177,21 +178,24 @@ def test_relevance_level_option() -> None:
 
 def test_judged_only_option() -> None:
     """§1.2: "q7 with -J: ndcg 1.0000, map 1.0000"."""
-    res = ranklens.evaluate(QRELS_NEG, RUN_NEG, ["nDCG", "AP"], judged_only=True)
+    with pytest.warns(ranklens.RanklensWarning, match="unjudged rows removed"):
+        res = ranklens.evaluate(QRELS_NEG, RUN_NEG, ["nDCG", "AP"], judged_only=True)
     assert res["nDCG"] == approx4(1.0)
     assert res["AP"] == approx4(1.0)
 
 
 def test_missing_run_query_skipped_by_default() -> None:
     """§1.3: qrels_extra has q5, the run lacks it: "without -c v9.0.8 ndcg 0.3944"; [CALC] 0.394383."""
-    res = ranklens.evaluate(QRELS_EXTRA, RUN, ["nDCG", "NumQ"])
+    with pytest.warns(ranklens.RanklensWarning, match="1 qrels query with no retrieved document: skipped"):
+        res = ranklens.evaluate(QRELS_EXTRA, RUN, ["nDCG", "NumQ"])
     assert res["nDCG"] == approx6(0.394383)
     assert res["NumQ"] == 4
 
 
 def test_missing_run_query_zero_is_trec_eval_c() -> None:
     """§1.3: "with -c both versions num_q 5, ndcg 0.3155, P_5 0.2000, map 0.2611"; [CALC] 0.315507."""
-    res = ranklens.evaluate(QRELS_EXTRA, RUN, ["NumQ", "nDCG", "P@5", "AP"], missing="zero")
+    with pytest.warns(ranklens.RanklensWarning, match="1 qrels query with no retrieved document: scored 0"):
+        res = ranklens.evaluate(QRELS_EXTRA, RUN, ["NumQ", "nDCG", "P@5", "AP"], missing="zero")
     assert res["NumQ"] == 5
     assert res["nDCG"] == approx6(0.315507)
     assert res["P@5"] == approx4(0.2)
@@ -207,7 +211,8 @@ def test_missing_run_query_error() -> None:
 
 def test_run_only_query_ignored() -> None:
     """§1.3: "Run topic not in qrels: silently ignored" (run_extra adds q6)."""
-    res = ranklens.evaluate(QRELS, RUN_EXTRA, ["nDCG", "NumQ"])
+    with pytest.warns(ranklens.RanklensWarning, match="1 run query .* not in the qrels: ignored"):  # silently in trec_eval
+        res = ranklens.evaluate(QRELS, RUN_EXTRA, ["nDCG", "NumQ"])
     assert res["NumQ"] == 4
     assert res["nDCG"] == approx6(0.394383)
     assert "q6" not in res.per_query("nDCG")
@@ -414,7 +419,8 @@ def test_success() -> None:
 def test_reciprocal_rank_mrr() -> None:
     """§7.3: "q1 = 1, q2 = 1/3 (tie-break!), q3 = 1/2 → MRR = 0.611111"."""
     qrels = {q: QRELS[q] for q in ("q1", "q2", "q3")}
-    res = ranklens.evaluate(qrels, RUN, ["RR"])
+    with pytest.warns(ranklens.RanklensWarning, match="not in the qrels: ignored"):
+        res = ranklens.evaluate(qrels, RUN, ["RR"])
     assert res.per_query("RR") == {"q1": approx6(1.0), "q2": approx6(1 / 3), "q3": approx6(0.5)}
     assert res["RR"] == approx6(0.611111)
 

@@ -10,10 +10,12 @@
 from ranklens.compare import Comparison, compare
 from ranklens.data import Qrels, Run
 from ranklens.data.io import read_qrels, read_run
-from ranklens.engine import Evaluator, RankedLists, evaluate
-from ranklens.errors import FormatError, InputError, MeasureError, RanklensError
+from ranklens.data.segments import read_segments
+from ranklens.engine import Evaluator, RankedLists, evaluate, evaluate_arrays
+from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
 from ranklens.measures import Measure, parse
 from ranklens.results import Results
+from ranklens.results_io import read_results
 
 __version__ = "0.1.0"
 
@@ -27,12 +29,16 @@ __all__ = [
     "Qrels",
     "RankedLists",
     "RanklensError",
+    "RanklensWarning",
     "Results",
     "Run",
     "__version__",
     "compare",
     "evaluate",
+    "evaluate_arrays",
     "parse",
     "read_qrels",
+    "read_results",
     "read_run",
+    "read_segments",
 ]

@@ -9,21 +9,20 @@ turn into a terminal table, Markdown, LaTeX, JSON or an HTML report.
 from __future__ import annotations
 
 import csv
-import io
 import itertools
 import json
 import math
 import os
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ranklens import stats
-from ranklens.errors import FormatError, InputError, did_you_mean
+from ranklens.errors import FormatError, InputError, did_you_mean, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.results import Results
 
@@ -31,8 +30,10 @@ __all__ = [
     "Comparison",
     "ComparisonRow",
     "ParetoPoint",
+    "QueryDelta",
     "SummaryRow",
     "compare",
+    "evaluation_measures",
     "load_costs",
     "load_segments",
     "unique_names",
@@ -89,6 +90,23 @@ class SummaryRow:
     segment: str | None
     n: int
     mean: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _json_value(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class QueryDelta:
+    """One query of one pair on one measure: ``delta = value_system − value_baseline`` (negative: the
+    system is worse on this query)."""
+
+    baseline: str
+    system: str
+    measure: str
+    query_id: str
+    value_baseline: float
+    value_system: float
+    delta: float
 
     def to_dict(self) -> dict[str, Any]:
         return {k: _json_value(v) for k, v in asdict(self).items()}
@@ -193,6 +211,42 @@ class Comparison:
         """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``)."""
         return _paired(self.results[baseline], self.results[system], measure, self.segment_of, segment)
 
+    def deltas(self, *, measure: str | None = None, system: str | None = None) -> list[QueryDelta]:
+        """Per-query differences ``system − baseline`` of every compared pair (or one measure / system), on
+        the queries both answered, in query order."""
+        out: list[QueryDelta] = []
+        for b, s in self.pairs:
+            if system is not None and s != system:
+                continue
+            for m in self.measures:
+                if measure is not None and m != measure:
+                    continue
+                qids, xb, xs = self.paired_scores(b, s, m)
+                out.extend(
+                    QueryDelta(b, s, m, q, float(vb), float(vs), float(vs - vb))
+                    for q, vb, vs in zip(qids, xb.tolist(), xs.tolist())
+                )
+        return out
+
+    def worst(self, n: int, *, measure: str | None = None, system: str | None = None) -> list[QueryDelta]:
+        """The ``n`` queries with the largest drop (most negative delta; ties by query id) of every pair and
+        measure; queries that did not drop are not listed.
+
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+        >>> old = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"x": 1.0}}
+        >>> new = {"q1": {"x": 1.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}
+        >>> [(d.query_id, d.delta) for d in compare(qrels, {"old": old, "new": new}, "P@1").worst(5)]
+        [('q1', -1.0)]
+        """
+        groups: dict[tuple[str, str, str], list[QueryDelta]] = {}
+        for d in self.deltas(measure=measure, system=system):
+            if d.delta < 0:
+                groups.setdefault((d.baseline, d.system, d.measure), []).append(d)
+        out: list[QueryDelta] = []
+        for items in groups.values():
+            out.extend(sorted(items, key=lambda d: (d.delta, d.query_id))[: max(int(n), 0)])
+        return out
+
     @property
     def pairs(self) -> list[tuple[str, str]]:
         """The (baseline, system) pairs compared, in order."""
@@ -202,7 +256,8 @@ class Comparison:
         return list(seen)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: options, systems, measures, segments, rows, summary, pareto, notes."""
+        """A JSON-ready dict: options, systems, measures, segments, rows, summary, pareto, per_query (the
+        :meth:`deltas` of every pair), notes."""
         from ranklens import __version__
 
         return {
@@ -215,6 +270,7 @@ class Comparison:
             "rows": [r.to_dict() for r in self.rows],
             "summary": [s.to_dict() for s in self.summary],
             "pareto": [p.to_dict() for p in self.pareto],
+            "per_query": [d.to_dict() for d in self.deltas()],
             "notes": list(self.notes),
         }
 
@@ -225,6 +281,18 @@ class Comparison:
     def to_records(self) -> list[dict[str, Any]]:
         """The rows as plain dicts (e.g. for ``pandas.DataFrame(comparison.to_records())``)."""
         return [r.to_dict() for r in self.rows]
+
+    def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame, one row per (measure, segment, pair); :meth:`deltas` has the
+        per-query differences (``pandas.DataFrame([d.to_dict() for d in cmp.deltas()])``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from ranklens.errors import MissingDependencyError
+
+            raise MissingDependencyError("pandas", "pandas", "Comparison.to_pandas()") from None
+        columns = [f.name for f in fields(ComparisonRow)]
+        return pd.DataFrame([asdict(r) for r in self.rows], columns=columns)
 
     def __repr__(self) -> str:
         n_sig = sum(r.significant for r in self.rows)
@@ -272,12 +340,21 @@ def compare(
             measure. Tukey p-values already control the family-wise error and are not adjusted again
             (segment rows of Tukey are adjusted across segments).
         ci: ``t`` or ``bootstrap`` (percentile) interval of the mean difference, at level ``1 - alpha``.
-        segments: a query → segment mapping: a dict, a 2-column file (``query_id segment``) or a frame.
+        segments: a query → segment mapping: a dict, a file (``query_id segment`` lines, CSV/TSV with a
+            header, or JSON ``{query_id: segment}``) or a frame; see :func:`ranklens.read_segments`.
         alpha: significance level.
         samples: Monte Carlo samples (randomisation beyond 20 queries, bootstrap, randomised Tukey).
         seed: seed of ``numpy.random.default_rng``; the same seed gives the same result. ``None`` = fresh.
         costs: per-system costs (lower is better), e.g. ``{"bm25": {"latency_ms": 12}}``, a CSV/TSV file
             with a ``system`` column, or a frame; gives :attr:`Comparison.pareto`.
+
+    Raises:
+        InputError: two systems share no query (a comparison over nothing), or ``segments`` label none of
+            the evaluated queries.
+
+    Warns:
+        RanklensWarning: once per entry of :attr:`Comparison.notes` (dropped queries, queries without a
+            segment, the runs' own notes prefixed with the system's name).
 
     >>> qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
     >>> good = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}, "q3": {"d": 1.0, "x": 2.0}}
@@ -301,7 +378,8 @@ def compare(
     base = _resolve_baseline(baseline, names)
     pairs = [(base, s) for s in names if s != base] if base is not None else list(itertools.combinations(names, 2))
     segment_of = load_segments(segments)
-    seg_names, seg_counts = _segment_counts(segment_of, results, notes)
+    where = str(segments) if isinstance(segments, (str, os.PathLike)) else "segments"
+    seg_names, seg_counts = _segment_counts(segment_of, results, notes, where)
     mnames = tuple(str(m) for m in measure_values)
     plan = _Plan(test_key, ci_key, float(alpha), int(samples), np.random.SeedSequence(seed).entropy)
 
@@ -326,6 +404,7 @@ def compare(
         "seed": seed,
         **{k: v for k, v in policy.items()},
     }
+    warn_notes(notes)
     return Comparison(
         systems=names,
         measures=mnames,
@@ -365,6 +444,8 @@ def _evaluate(
     evaluated: list[tuple[str | None, Any, Results]] = []
     notes: list[str] = []
     for name, run in items:
+        if isinstance(run, (str, os.PathLike)) and _is_results_file(run):
+            run = _one_results(run)
         if isinstance(run, Results):
             for m in measure_values:
                 run.column(m)  # raises MeasureError naming the measures it has
@@ -372,7 +453,7 @@ def _evaluate(
         elif evaluator is None:
             raise InputError("qrels are needed to evaluate runs (only precomputed Results may omit them)")
         else:
-            res = evaluator(run, name=name)
+            res = evaluator(run, name=name, warn=False)  # compare warns the notes once, with the system's name
         evaluated.append((name, run, res))
     labels = unique_names([(n if n is not None else r.run, src) for n, src, r in evaluated])
     results: dict[str, Results] = {}
@@ -381,6 +462,38 @@ def _evaluate(
         notes.extend(f"{label}: {note}" for note in res.notes)
     notes.extend(_consistency_notes(results, checks))
     return measure_values, results, notes
+
+
+def _is_results_file(path: str | os.PathLike[str]) -> bool:
+    from ranklens.results_io import looks_like_results
+
+    return os.path.isfile(path) and looks_like_results(path)
+
+
+def _one_results(path: str | os.PathLike[str]) -> Results:
+    """The one run of a results file (``eval --per-query -f json`` or ``-o FILE``), with per-query
+    values."""
+    from ranklens.results_io import read_results
+
+    found = read_results(path)
+    if len(found) != 1:
+        raise InputError(
+            f"{path}: holds the results of {len(found)} runs ({', '.join(r.run for r in found)}); "
+            "give each run's results file, or pass the Results objects"
+        )
+    if not found[0].query_ids:
+        raise InputError(
+            f"{path}: holds aggregates only; comparing needs per-query values: write them with "
+            "ranklens eval … --per-query -o FILE (.json, .csv or .parquet)"
+        )
+    return found[0]
+
+
+def evaluation_measures(measures: Sequence[Measure]) -> list[Measure]:
+    """What :func:`compare` evaluates for ``measures``: them, then the DCG behind every nDCG (to check that
+    both order the systems alike); for callers that evaluate runs themselves and pass Results."""
+    extra = [u for _, u in _consistency_pairs(measures) if u not in measures]
+    return [*measures, *extra]
 
 
 def _consistency_pairs(measures: Sequence[Measure]) -> list[tuple[Measure, Measure]]:
@@ -403,22 +516,30 @@ def _consistency_notes(results: Mapping[str, Results], checks: Sequence[tuple[Me
 
 
 def unique_names(candidates: Sequence[tuple[str, Any]]) -> list[str]:
-    """Unique system names from ``(name or run tag, source)`` pairs: the name; the source's file stem where
-    names collide; then ``#2``, ``#3``.
+    """The one naming rule of runs (``eval``, ``compare``, ``gate``, ``evaluate_many`` and every file they
+    write), from ``(name or run tag, source)`` pairs: the name; where names collide, the file stem of the
+    source (a path, or a Run read from a file); then ``#1``, ``#2``. A source of ``None`` marks a name the
+    user chose: it is never replaced by a stem.
 
     >>> unique_names([("bm25", "a/bm25_v1.run"), ("bm25", "b/bm25_v2.run"), ("x", None), ("x", None)])
     ['bm25_v1', 'bm25_v2', 'x#1', 'x#2']
     """
     tags = [name for name, _ in candidates]
-    out = [
-        _stem(src) if tags.count(name) > 1 and isinstance(src, (str, os.PathLike)) else name for name, src in candidates
-    ]
+    out = [_stem(_path_of(src)) if tags.count(name) > 1 and _path_of(src) else name for name, src in candidates]
     seen: dict[str, int] = {}
     final = []
     for name in out:
         seen[name] = seen.get(name, 0) + 1
         final.append(name if out.count(name) == 1 else f"{name}#{seen[name]}")
     return final
+
+
+def _path_of(source: Any) -> str | os.PathLike[str] | None:
+    """The file a run came from: a path, or the source of a Run or Results read from a file."""
+    if isinstance(source, (str, os.PathLike)):
+        return source
+    where = getattr(source, "source", None)
+    return where if isinstance(where, str) and where and not where.startswith("<") else None
 
 
 def _stem(path: Any) -> str:
@@ -532,8 +653,12 @@ def _compare_segment(
             if segment is None:
                 _note(notes, _dropped_note(b, s, results[b], results[s]))
         if xs.size == 0:
-            where = "" if segment is None else f" in segment {segment!r}"
-            _note(notes, f"{b} vs {s} on {measure}{where}: no query in common; no row")
+            if segment is None:  # a comparison over no query is an error, never a NaN or a silent gap
+                raise InputError(
+                    f"{b} vs {s}: no query both answered, so nothing to compare on {measure}; score unanswered "
+                    "qrels queries 0 with missing=zero (--missing zero) to pair them on every qrels query"
+                )
+            _note(notes, f"{b} vs {s} on {measure} in segment {segment!r}: no query in common; no row")
             continue
         key = (measure, segment, *sorted((b, s)))
         if all_pairs:
@@ -674,90 +799,21 @@ def _summary(
 
 
 def load_segments(source: Any) -> dict[str, str] | None:
-    """A query → segment mapping from a dict, a 2-column file or a frame (``None`` stays ``None``).
+    """A query → segment mapping (``None`` stays ``None``): :func:`ranklens.data.segments.read_segments`.
 
-    Files hold ``query_id segment`` per line, separated by a tab, a comma or spaces (the segment is the
-    rest of the line); blank lines and ``#`` comments are skipped; a first line ``query_id segment``
-    (or ``qid``/``query``) is a header. Frames need columns ``query_id`` and ``segment`` or exactly two
-    columns.
+    It takes text lines ``query_id segment``, CSV/TSV with a header naming the columns, JSON
+    ``{query_id: segment}``, mappings and frames; errors name the file and line.
 
     >>> load_segments({"q1": "nav", "q2": "info"})
     {'q1': 'nav', 'q2': 'info'}
     """
-    if source is None:
-        return None
-    if isinstance(source, (str, os.PathLike)):
-        return _segments_from_file(Path(source))
-    if isinstance(source, Mapping) and all(not isinstance(v, (list, tuple, np.ndarray)) for v in source.values()):
-        return {str(k): str(v) for k, v in source.items()}
-    columns = _columns(source, "segments")
-    names = list(columns)
-    lowered = [n.lower() for n in names]
-    if "segment" in lowered and any(n in lowered for n in _QID_NAMES):
-        qcol = names[next(i for i, n in enumerate(lowered) if n in _QID_NAMES)]
-        scol = names[lowered.index("segment")]
-    elif len(names) == 2:
-        qcol, scol = names
-    else:
-        raise InputError(f"segments: expected columns query_id and segment (or exactly two columns); got {names}")
-    out: dict[str, str] = {}
-    for q, s in zip(columns[qcol], columns[scol]):
-        if q is None or s is None:
-            continue
-        out[str(q)] = str(s)
-    return out
+    from ranklens.data.segments import read_segments
 
-
-_QID_NAMES = ("query_id", "qid", "query", "topic", "topic_id")
-
-
-def _segments_from_file(path: Path) -> dict[str, str]:
-    display = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(display, "no such file") from None
-    out: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = _split_pair(line)
-        if parts is None:
-            raise FormatError(display, f"expected 2 columns (query_id segment), got {line!r}", lineno)
-        qid, seg = parts
-        if not out and lineno == _first_content_line(text) and qid.lower() in _QID_NAMES:
-            continue  # header
-        if qid in out and out[qid] != seg:
-            raise FormatError(display, f"query {qid!r} is in segment {out[qid]!r} and {seg!r}", lineno)
-        out[qid] = seg
-    if not out:
-        raise FormatError(display, "no query → segment line found")
-    return out
-
-
-def _first_content_line(text: str) -> int:
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        if raw.strip() and not raw.strip().startswith("#"):
-            return lineno
-    return 0
-
-
-def _split_pair(line: str) -> tuple[str, str] | None:
-    if "\t" in line:
-        a, _, b = line.partition("\t")
-    elif "," in line:
-        row = next(csv.reader(io.StringIO(line)))
-        a, b = row[0], ",".join(row[1:])
-    else:
-        fields = line.split(None, 1)
-        a, b = fields[0], fields[1] if len(fields) > 1 else ""
-    a, b = a.strip(), b.strip()
-    return (a, b) if a and b else None
+    return None if source is None else read_segments(source)
 
 
 def _segment_counts(
-    segment_of: Mapping[str, str] | None, results: Mapping[str, Results], notes: list[str]
+    segment_of: Mapping[str, str] | None, results: Mapping[str, Results], notes: list[str], where: str = "segments"
 ) -> tuple[list[str], list[int]]:
     if segment_of is None:
         return [], []
@@ -765,6 +821,10 @@ def _segment_counts(
     for r in results.values():
         evaluated.update(dict.fromkeys(r.query_ids))
     names = sorted({segment_of[q] for q in evaluated if q in segment_of})
+    if not names:
+        from ranklens.data.segments import check_overlap
+
+        check_overlap(segment_of, evaluated, source=where)
     counts = [sum(1 for q in evaluated if segment_of.get(q) == s) for s in names]
     unlabelled = [q for q in evaluated if q not in segment_of]
     if unlabelled:
@@ -773,8 +833,6 @@ def _segment_counts(
             f"segments: {len(unlabelled)} evaluated quer{'y has' if len(unlabelled) == 1 else 'ies have'} "
             f"no segment ({shown}); counted overall only"
         )
-    if not names:
-        notes.append("segments: no evaluated query has a segment")
     return names, counts
 
 

@@ -11,12 +11,18 @@
     │   └── QuerySetError              the query-set policy ``error`` found a mismatch
     └── MissingDependencyError(ImportError)   an optional extra is not installed (says how to get it)
 
-The CLI turns every :class:`RanklensError` into a one-line message and exit status 2.
+    RanklensWarning(UserWarning)       something was left out or changed (skipped queries, ignored rows …)
+
+The CLI turns every :class:`RanklensError` into a one-line message and exit status 2. The Python entry
+points (``evaluate``, ``Evaluator``, ``compare``) issue every note of their result (``Results.notes``,
+``Comparison.notes``) as a :class:`RanklensWarning` as well; the CLI prints the notes instead.
 """
 
 from __future__ import annotations
 
 import difflib
+import sys
+import warnings
 from collections.abc import Iterable
 
 __all__ = [
@@ -28,7 +34,9 @@ __all__ = [
     "NotGroupedError",
     "QuerySetError",
     "RanklensError",
+    "RanklensWarning",
     "did_you_mean",
+    "warn_notes",
 ]
 
 
@@ -77,6 +85,34 @@ class MissingDependencyError(RanklensError, ImportError):
         super().__init__(
             f"{purpose} needs the '{package}' package: pip install 'ranklens[{extra}]'"
         )
+
+
+class RanklensWarning(UserWarning):
+    """Something was left out of or changed in a result: queries skipped or scored 0, rows ignored or cut.
+
+    Each note of a :class:`~ranklens.Results` or :class:`~ranklens.Comparison` is also issued as one of
+    these, so a notebook shows it. Silence them with ``warnings.simplefilter("ignore", RanklensWarning)``,
+    or turn them into errors with ``"error"``.
+    """
+
+
+def warn_notes(notes: Iterable[str], prefix: str = "") -> None:
+    """Issue each note as a :class:`RanklensWarning`, attributed to the first caller outside ranklens.
+
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_notes(["1 qrels query with no retrieved document: skipped"], "bm25: ")
+    >>> [str(w.message) for w in caught]
+    ['bm25: 1 qrels query with no retrieved document: skipped']
+    """
+    notes = list(notes)
+    if not notes:
+        return
+    level, frame = 1, sys._getframe(0)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] == "ranklens":
+        frame, level = frame.f_back, level + 1
+    for note in notes:
+        warnings.warn(f"{prefix}{note}", RanklensWarning, stacklevel=level)
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 from ranklens.engine.evaluator import Evaluator
 from ranklens.engine.kernels import kernel_for
 from ranklens.engine.kernels._common import discounts, gains
+from ranklens.engine.kernels.dcg import ideal_gains, row_gains
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.errors import InputError, did_you_mean
 from ranklens.measures.base import Measure
@@ -69,7 +70,7 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
     return _explain_binary(lists, qi, m, value, notes)
 
 
-def _label_text(label: int) -> str:
+def _label_text(label: float) -> str:
     if label == NONPOOL:
         return "unjudged"
     if label == UNJUDGED:
@@ -81,7 +82,7 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
     lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
     k = m.cutoff
     labels = lists.labels[lo:hi]
-    g = gains(labels, m.get("gain"))
+    g = row_gains(lists, m)[lo:hi]
     rank0 = np.arange(hi - lo)
     d = discounts(rank0, m)
     averaged = m.get("ties") == "average"
@@ -102,7 +103,7 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
                 "rank": i + 1,
                 "doc": doc_ids[int(lists.docs[lo + i])].as_py(),
                 "score": float(lists.scores[lo + i]),
-                "label": _label_text(int(labels[i])),
+                "label": _label_text(labels[i].item()),
                 "gain": float(shown_gain[i]),
                 "discount": float(d[i]),
                 "contribution": contribution,
@@ -112,7 +113,9 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
     ideal_rows, idcg = _ideal_rows(lists, qi, m)
     settings = {
         "gain": _gain_text(m.get("gain")),
-        "discount": "1/log2(rank+1)" if m.get("discount") == "log2" else f"Järvelin–Kekäläinen, base {m.get('base')}",
+        "discount": {"log2": "1/log2(rank+1)", "log": f"1/log{m.get('base')}(rank+1)"}.get(
+            m.get("discount"), f"Järvelin–Kekäläinen, base {m.get('base')}"
+        ),
         "ideal": _ideal_text(m),
         "ties": {"trec": "score desc, then doc id desc (trec_eval)", "average": "averaged over tied orderings (McSherry–Najork)", "input": "run file order"}[m.get("ties")] if m.name != "IDCG" else "n/a",
         "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
@@ -130,10 +133,12 @@ def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str,
         n = k if k is not None else int(lists.lengths[qi])
         docs = ["(max grade)"] * n
         labels = np.full(n, top)
+        g = gains(labels, m.get("gain"))
     elif ideal == "global":
         lo, hi = int(lists.ideal_offsets[qi]), int(lists.ideal_offsets[qi + 1])
         labels = lists.ideal_labels[lo:hi]
         docs = [lists.qrels_doc_ids[int(c)].as_py() for c in lists.ideal_docs[lo:hi]]
+        g = ideal_gains(lists, labels, m.get("gain"))
     else:
         depth = k if ideal == "local" else int(m.get("depth"))
         lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
@@ -141,7 +146,7 @@ def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str,
             hi = min(hi, lo + depth)
         labels = lists.labels[lo:hi]
         docs = [lists.doc_ids[int(c)].as_py() for c in lists.docs[lo:hi]]
-    g = gains(np.asarray(labels), m.get("gain"))
+        g = row_gains(lists, m)[lo:hi]
     order = np.argsort(-g, kind="stable")
     rows = []
     running = 0.0
@@ -151,7 +156,7 @@ def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str,
         disc = float(discounts(np.array([pos]), m)[0])
         running += float(g[j]) * disc
         rows.append(
-            {"rank": pos + 1, "doc": docs[j], "label": _label_text(int(labels[j])), "gain": float(g[j]), "discount": disc, "contribution": float(g[j]) * disc, "running": running}
+            {"rank": pos + 1, "doc": docs[j], "label": _label_text(labels[j].item()), "gain": float(g[j]), "discount": disc, "contribution": float(g[j]) * disc, "running": running}
         )
     return rows, running
 
@@ -159,13 +164,13 @@ def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str,
 def _explain_binary(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:
     lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
     names = {p.name for p in m.family.params}
-    rel = int(m.get("rel")) if "rel" in names else 1
+    rel = m.get("rel") if "rel" in names else 1
     k = m.cutoff
     limit = (hi - lo) if k is None else min(k, hi - lo)
     rows = []
     found = 0
     for i in range(limit):
-        lab = int(lists.labels[lo + i])
+        lab = lists.labels[lo + i].item()
         is_rel = lab >= rel and lab >= 0
         found += is_rel
         rows.append(

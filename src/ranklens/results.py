@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,8 +158,35 @@ class Results:
         """``{measure: aggregate}``."""
         return {str(m): v for m, v in zip(self.measures, self.aggregates)}
 
+    def subset(self, query_ids: Iterable[str]) -> Results:
+        """The results of these queries only (those evaluated), with their own aggregates."""
+        wanted = set(query_ids)
+        rows = [i for i, q in enumerate(self.query_ids) if q in wanted]
+        values = self.values[rows, :] if rows else np.zeros((0, len(self.measures)))
+        aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
+        return Results(self.run, self.measures, tuple(self.query_ids[i] for i in rows), values, aggs, (), self.options)
+
+    def by_segment(self, segments: Mapping[str, str]) -> dict[str, Results]:
+        """``{segment: results of its evaluated queries}`` in sorted segment order, from a query → segment
+        mapping (``ranklens.data.segments.read_segments`` reads one from a file); queries without a
+        segment count only overall, segments without an evaluated query are left out.
+
+        >>> import ranklens
+        >>> res = ranklens.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"c": 1.0}}, "P@1")
+        >>> {s: r["P@1"] for s, r in res.by_segment({"q1": "nav", "q2": "info"}).items()}
+        {'info': 0.0, 'nav': 1.0}
+        """
+        groups: dict[str, list[str]] = {}
+        for q in self.query_ids:
+            if q in segments:
+                groups.setdefault(str(segments[q]), []).append(q)
+        return {name: self.subset(groups[name]) for name in sorted(groups)}
+
     def __repr__(self) -> str:
-        body = ", ".join(f"{m}={v:.4f}" for m, v in zip(self.measures, self.aggregates))
+        shown = 6
+        body = ", ".join(f"{m}={v:.4f}" for m, v in zip(self.measures[:shown], self.aggregates))
+        if len(self.measures) > shown:
+            body += f", … ({len(self.measures) - shown} more measures)"
         return f"Results(run={self.run!r}, queries={len(self.query_ids)}, {body})"
 
 

@@ -1,17 +1,26 @@
-"""Writing results to files: JSON, CSV, TSV (trec_eval -q style) and Parquet."""
+"""Writing results to files — JSON, CSV, TSV (trec_eval -q style) and Parquet — and reading the JSON,
+CSV and Parquet files back (:func:`read_results`), so saved results are inputs to ``compare`` and ``gate``."""
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from ranklens.errors import InputError
+from ranklens.errors import FormatError, InputError
 from ranklens.results import Results
 
-__all__ = ["write_results"]
+__all__ = ["looks_like_results", "read_results", "write_results"]
+
+_LONG_COLUMNS = ["run", "measure", "query_id", "value"]
+_JSON_RESULTS = re.compile(r'^\s*\{\s*"(ranklens_version"\s*:|runs"\s*:\s*\[|run"\s*:\s*")')
 
 _BY_SUFFIX = {".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".txt": "tsv", ".trec": "trec"}
 
@@ -57,3 +66,136 @@ def write_results(
         pq.write_table(table, path)
         return
     path.write_text(render(items, fmt, per_query=per_query, meta=meta or {}), encoding="utf-8")
+
+
+def looks_like_results(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a results file written by :func:`write_results` (JSON, CSV or Parquet), from
+    its first bytes or its Parquet schema: ``{"ranklens_version": …}`` / ``{"run": "…", …}``, a CSV header
+    ``run,measure,query_id,value``, or Parquet columns ``run, measure, query_id, value``."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if head.startswith(b"PAR1"):
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(p).names) == _LONG_COLUMNS
+        except Exception:  # noqa: BLE001 - not readable as Parquet: not ours
+            return False
+    text = head.lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    return bool(_JSON_RESULTS.match(text)) or _first_line(text) == ",".join(_LONG_COLUMNS)
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0].strip() if text.strip() else ""
+
+
+def read_results(path: str | os.PathLike[str]) -> list[Results]:
+    """The results of every run in a file written by ``ranklens eval -f json|csv -o …|parquet`` (or
+    :func:`write_results`, or ``Results.to_json()``), in file order.
+
+    Per-query values are there only when they were written (``--per-query``; CSV and Parquet files from
+    ``-o`` always have them); a run without them has no :attr:`~Results.query_ids` and keeps its aggregates.
+
+    >>> import ranklens, tempfile, pathlib
+    >>> res = ranklens.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"c": 1.0}}, ["P@1"])
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "res.json"
+    >>> write_results(res, out)
+    >>> [back] = read_results(out)
+    >>> back.per_query("P@1"), back["P@1"]
+    ({'q1': 1.0, 'q2': 0.0}, 0.5)
+    """
+    p = Path(path)
+    display = str(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except FileNotFoundError:
+        raise FormatError(display, "no such file") from None
+    if head.startswith(b"PAR1"):
+        import pyarrow.parquet as pq
+
+        return _from_long(pq.read_table(p), display)
+    text = p.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise FormatError(display, f"not valid JSON: {e.msg}", e.lineno) from None
+        return _from_json(doc, display)
+    import pyarrow.csv as pacsv
+
+    if _first_line(text) != ",".join(_LONG_COLUMNS):
+        raise FormatError(display, "not a results file: expected JSON from eval -f json or a CSV/Parquet "
+                                   "table with columns run, measure, query_id, value")
+    table = pacsv.read_csv(
+        p, convert_options=pacsv.ConvertOptions(column_types={"run": pa.string(), "measure": pa.string(),
+                                                              "query_id": pa.string(), "value": pa.float64()})
+    )
+    return _from_long(table, display)
+
+
+def _from_json(doc: Any, display: str) -> list[Results]:
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        runs = doc["runs"]
+    elif isinstance(doc, dict) and "measures" in doc and "aggregate" in doc:
+        runs = [doc]
+    else:
+        raise FormatError(display, 'not a results file: expected {"runs": [...]} as written by eval -f json')
+    return [_one_json(r, display, i) for i, r in enumerate(runs, 1)]
+
+
+def _one_json(d: Any, display: str, i: int) -> Results:
+    from ranklens.measures import parse
+
+    if not isinstance(d, dict) or not isinstance(d.get("measures"), list) or not isinstance(d.get("aggregate"), dict):
+        raise FormatError(display, f"run {i}: expected an object with 'run', 'measures' and 'aggregate'")
+    names = [str(n) for n in d["measures"]]
+    measures = tuple(parse(n) for n in names)
+    per_query = d.get("per_query") or {}
+    qids = tuple(sorted(per_query, key=lambda q: str(q).encode("utf-8")))
+    values = np.array(
+        [[_number(per_query[q].get(n), display) for n in names] for q in qids], dtype=np.float64
+    ).reshape(len(qids), len(names))
+    aggregates = tuple(_number(d["aggregate"].get(n), display) for n in names)
+    notes = tuple(str(n) for n in d.get("notes") or ())
+    options: dict[str, Any] = dict(d["options"]) if isinstance(d.get("options"), dict) else {}
+    return Results(str(d.get("run", f"run{i}")), measures, qids, values, aggregates, notes, options)
+
+
+def _number(v: Any, display: str) -> float:
+    if v is None:
+        return math.nan
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise FormatError(display, f"expected a number or null as a value, got {v!r}")
+    return float(v)
+
+
+def _from_long(table: pa.Table, display: str) -> list[Results]:
+    from ranklens.measures import parse
+
+    if table.column_names != _LONG_COLUMNS:
+        raise FormatError(display, f"not a results table: expected columns {', '.join(_LONG_COLUMNS)}; got "
+                                   f"{', '.join(table.column_names)}")
+    runs: dict[str, dict[str, Any]] = {}
+    for run, measure, qid, value in zip(*(table.column(c).to_pylist() for c in _LONG_COLUMNS)):
+        r = runs.setdefault(str(run), {"measures": {}, "per_query": {}, "aggregate": {}})
+        r["measures"].setdefault(str(measure), None)
+        v = math.nan if value is None else float(value)
+        if qid == "all":
+            r["aggregate"][str(measure)] = v
+        else:
+            r["per_query"].setdefault(str(qid), {})[str(measure)] = v
+    out = []
+    for name, r in runs.items():
+        names = list(r["measures"])
+        qids = tuple(sorted(r["per_query"], key=lambda q: q.encode("utf-8")))
+        values = np.array(
+            [[r["per_query"][q].get(n, math.nan) for n in names] for q in qids], dtype=np.float64
+        ).reshape(len(qids), len(names))
+        aggregates = tuple(r["aggregate"].get(n, math.nan) for n in names)
+        out.append(Results(name, tuple(parse(n) for n in names), qids, values, aggregates))
+    return out

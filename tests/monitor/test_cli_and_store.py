@@ -55,6 +55,52 @@ def test_push_command_errors(server: ServerProcess, project: str, tmp_path: Path
     assert res.exit_code != 0 and "401 unauthorized" in str(res.exception)
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("segs.tsv", "q1\tbooks\nq2\ttoys\n"), ("segs.csv", "query_id,category\nq1,books\nq2,toys\n")],
+)
+def test_push_reads_every_segments_form(server: ServerProcess, project: str, tmp_path: Path, name: str, text: str) -> None:
+    # the `qid segment` lines of compare/gate and CSV with a header work as well as JSON (no traceback)
+    from ranklens.cli.main import cli
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(eval_json({"q1": {"AP": 0.5}, "q2": {"AP": 0.7}}, run="bm25")))
+    segs = tmp_path / name
+    segs.write_text(text)
+    env = {"RANKLENS_URL": server.url, "RANKLENS_TOKEN": server.token}
+    res = CliRunner().invoke(cli, ["push", str(path), "-p", project, "--segments", str(segs)], env=env)
+    assert res.exit_code == 0, res.output
+    with server.client() as c:
+        snap = c.snapshots(project)["snapshots"][0]
+        detail = c.snapshot(project, snap["id"])
+    values = {row["segment"]: row["values"] for row in detail["values"]}
+    assert values["books"]["AP"] == pytest.approx(0.5) and values["toys"]["AP"] == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    ("text", "per_query", "message"),
+    [
+        ("q1 books\nq2\n", True, "segs.txt:2: expected 2 columns (query_id segment)"),
+        ('{"zz": "books"}', True, "segs.txt: no evaluated query has a segment"),
+        ("q1 books\n", False, "--segments needs per-query values"),
+    ],
+)
+def test_push_segment_errors_are_one_line(tmp_path: Path, text: str, per_query: bool, message: str) -> None:
+    from ranklens.cli.main import cli
+
+    doc = eval_json({"q1": {"AP": 0.5}}, run="bm25")
+    if not per_query:
+        del doc["runs"][0]["per_query"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    segs = tmp_path / "segs.txt"
+    segs.write_text(text)
+    # the segments are checked before any request: no server needed
+    res = CliRunner().invoke(cli, ["push", str(path), "-p", "x", "--segments", str(segs), "--url", "http://127.0.0.1:9"])
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and "Traceback" not in res.stderr
+
+
 def test_demo_monitor_command(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     runner = CliRunner()

@@ -117,18 +117,21 @@ def test_weights_do_not_depend_on_low_grades() -> None:
 def test_na_queries_are_excluded_and_counted() -> None:
     qrels = {**QRELS, "none": {"a": 1, "b": 2}, "no5": {"c": 4}}
     run = {**ranked(TOP5), "none": {"a": 1.0}, "no5": {"zz": 1.0}}
-    res = ranklens.evaluate(qrels, run, ["RAnWG@5", "NRecall5@5", "NRecall4p@5", "Harm@5"])
+    with pytest.warns(ranklens.RanklensWarning, match="NA"):  # the NA counts, also as warnings
+        res = ranklens.evaluate(qrels, run, ["RAnWG@5", "NRecall5@5", "NRecall4p@5", "Harm@5"])
     per = res.per_query("RAnWG@5")
     assert math.isnan(per["none"]) and per["no5"] == 0.0
     assert res["RAnWG@5"] == pytest.approx((0.478788 + 0.0) / 2, abs=1e-6)  # NA excluded
     assert math.isnan(res.per_query("NRecall5@5")["no5"])  # no grade 5: NA
     assert res["Harm@5"] == pytest.approx((0.2 + 0.2 + 0.0) / 3)  # Harm is never NA: plain mean
     assert na_counts(res) == {"RAnWG@5": 1, "NRecall4p@5": 1, "NRecall5@5": 2}
-    assert ranklens.evaluate(qrels, run, ["RAnWG@5"]).to_json_dict()["per_query"]["none"]["RAnWG@5"] is None
+    with pytest.warns(ranklens.RanklensWarning, match="NA"):
+        assert ranklens.evaluate(qrels, run, ["RAnWG@5"]).to_json_dict()["per_query"]["none"]["RAnWG@5"] is None
 
 
 def test_every_query_na_gives_nan_mean() -> None:
-    res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "RAnWG@3")
+    with pytest.warns(ranklens.RanklensWarning, match="1 of 1 query NA"):
+        res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "RAnWG@3")
     assert math.isnan(res["RAnWG@3"])
 
 

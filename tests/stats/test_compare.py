@@ -14,7 +14,7 @@ import scipy.stats
 
 from ranklens import stats
 from ranklens.compare import Comparison, compare, load_costs, load_segments
-from ranklens.errors import FormatError, InputError, MeasureError
+from ranklens.errors import FormatError, InputError, MeasureError, RanklensWarning
 from ranklens.measures import parse
 from ranklens.results import Results
 
@@ -123,21 +123,26 @@ def test_swapping_the_two_systems_flips_diff_and_keeps_p() -> None:
 
 
 def test_pairs_on_common_queries_and_says_what_it_dropped() -> None:
-    cmp = compare(QRELS, [BM25, DENSE], ["nDCG@10"])
+    with pytest.warns(RanklensWarning) as record:  # every note is also a warning, issued once
+        cmp = compare(QRELS, [BM25, DENSE], ["nDCG@10"])
+    assert [str(w.message) for w in record] == list(cmp.notes)
     row = cmp.rows[0]
     assert (row.baseline, row.system, row.n) == ("bm25", "dense", 11)
     assert any("dropped 1 query only in bm25 (q12)" in n for n in cmp.notes)
-    zeroed = compare(QRELS, [BM25, DENSE], ["nDCG@10"], missing="zero").rows[0]
-    assert zeroed.n == 12
-    assert not any("dropped" in n for n in compare(QRELS, [BM25, DENSE], ["nDCG@10"], missing="zero").notes)
+    with pytest.warns(RanklensWarning, match="scored 0"):
+        zeroed = compare(QRELS, [BM25, DENSE], ["nDCG@10"], missing="zero")
+    assert zeroed.rows[0].n == 12
+    assert not any("dropped" in n for n in zeroed.notes)
 
 
 def test_rows_agree_with_evaluate_and_scipy_on_example_data() -> None:
     import ranklens
 
-    cmp = compare(QRELS, {"bm25": BM25, "dense": DENSE}, ["nDCG@10", "AP"])
+    with pytest.warns(RanklensWarning):  # dense misses q12: its note and the pairing note
+        cmp = compare(QRELS, {"bm25": BM25, "dense": DENSE}, ["nDCG@10", "AP"])
     bm25 = ranklens.evaluate(QRELS, BM25, ["nDCG@10", "AP"])
-    dense = ranklens.evaluate(QRELS, DENSE, ["nDCG@10", "AP"])
+    with pytest.warns(RanklensWarning, match="1 qrels query with no retrieved document"):
+        dense = ranklens.evaluate(QRELS, DENSE, ["nDCG@10", "AP"])
     common = [q for q in bm25.query_ids if q in dense.query_ids]
     for m in ("nDCG@10", "AP"):
         xb = np.array([bm25.per_query(m)[q] for q in common])
@@ -201,7 +206,8 @@ def test_segments_from_file_frames_and_notes(tmp_path: Path) -> None:
     assert load_segments(pd.DataFrame({"q": ["t00"], "s": ["x"]})) == {"t00": "x"}
     pl = pytest.importorskip("polars")
     assert load_segments(pl.DataFrame({"query_id": ["t00"], "segment": ["z"]})) == {"t00": "z"}
-    cmp = compare(None, SPEC_RUNS, "AP", segments=path)
+    with pytest.warns(RanklensWarning, match="8 evaluated queries have no segment"):
+        cmp = compare(None, SPEC_RUNS, "AP", segments=path)
     assert any("8 evaluated queries have no segment" in n for n in cmp.notes)
 
 
@@ -235,7 +241,8 @@ def test_cost_errors() -> None:
         compare(None, SPEC_RUNS, "AP", costs={"Z": 1})
     with pytest.raises(InputError, match="expected a number"):
         compare(None, SPEC_RUNS, "AP", costs={"A": {"ms": "fast"}})
-    partial = compare(None, SPEC_RUNS, "AP", costs={"A": 1, "B": 2})
+    with pytest.warns(RanklensWarning, match="no cost for C"):
+        partial = compare(None, SPEC_RUNS, "AP", costs={"A": 1, "B": 2})
     assert any("no cost for C" in n for n in partial.notes)
 
 

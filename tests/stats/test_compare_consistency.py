@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import ranklens
 
 # spec §5: x1 has one relevant item, x2 three; A finds x1's at rank 1 and one of x2's at rank 3,
@@ -14,7 +16,9 @@ RUNS = {
 
 
 def test_inversion_is_reported() -> None:
-    comp = ranklens.compare(QRELS, RUNS, ["nDCG@3"])
+    with pytest.warns(ranklens.RanklensWarning) as record:  # also warnings, for a notebook
+        comp = ranklens.compare(QRELS, RUNS, ["nDCG@3"])
+    assert [str(w.message) for w in record] == list(comp.notes)
     assert comp.measures == ("nDCG@3",)  # the DCG used for the check is not a compared measure
     joined = "\n".join(comp.notes)
     assert "nDCG@3 ranks A above B" in joined and "DCG@3 ranks B above A" in joined

@@ -188,7 +188,8 @@ def test_missing_zero_scores_an_absent_query_like_trec_eval_c(tmp_path: Path) ->
             assert rows[(m, "a")] == 1.0, m
             assert rows[(m, "b")] == 0.0, m
             assert rows[(m, "all")] == 0.5, m
-    res = ranklens.evaluate({"a": {"d1": 1}, "b": {"d1": 1}}, {"a": {"d1": 1.0}}, measures, missing="zero")
+    with pytest.warns(ranklens.RanklensWarning, match="1 qrels query with no retrieved document: scored 0"):
+        res = ranklens.evaluate({"a": {"d1": 1}, "b": {"d1": 1}}, {"a": {"d1": 1.0}}, measures, missing="zero")
     assert res.per_query("IPrecAvg") == {"a": 1.0, "b": 0.0}
 
 
@@ -196,7 +197,8 @@ def test_missing_zero_keeps_na_for_set_measures_that_are_na_by_definition() -> N
     """RA-nWG is NA on a query with no relevant document whatever the run: --missing zero must not turn
     that NA into a 0 (it is excluded from the mean and counted in the notes)."""
     qrels = {"a": {"d1": 3, "d2": 1}, "b": {"d1": 0}}
-    res = ranklens.evaluate(qrels, {"a": {"d1": 1.0, "d2": 0.5}}, ["RAnWG@5"], missing="zero")
+    with pytest.warns(ranklens.RanklensWarning):  # b scored 0, and NA for RA-nWG
+        res = ranklens.evaluate(qrels, {"a": {"d1": 1.0, "d2": 0.5}}, ["RAnWG@5"], missing="zero")
     values = res.per_query("RAnWG@5")
     assert values["a"] == 1.0
     assert values["b"] != values["b"]  # NaN: NA

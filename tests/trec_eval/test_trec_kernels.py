@@ -134,7 +134,8 @@ def test_empty_ranking_gives_trec_evals_nan() -> None:
     tests/trec_eval/test_dropin_inputs.py)."""
     qrels = {"q": {"a": 1}, "z": {"b": 1}}
     run = {"z": {"b": 1.0}, "q": {"x": 1.0}}
-    res = ranklens.evaluate(qrels, run, ["IPrec", "IPrec(recall=1)", "IPrecAvg"], judged_only=True)
+    with pytest.warns(ranklens.RanklensWarning, match="unjudged rows removed"):
+        res = ranklens.evaluate(qrels, run, ["IPrec", "IPrec(recall=1)", "IPrecAvg"], judged_only=True)
     got = res.per_query("IPrec")["q"]
     assert math.isnan(got) and math.copysign(1.0, got) < 0
     assert res.per_query("IPrec(recall=1)")["q"] == 0.0  # c = 1 > RR = 0

@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import click
 
+from ranklens.errors import FormatError
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-DATA_FORMATS = ["trec", "json", "jsonl", "csv", "tsv", "parquet"]
+DATA_FORMATS = ["trec", "msmarco", "msmarco-rank", "msmarco-score", "json", "jsonl", "csv", "tsv", "parquet"]
+
+#: The measures of every command that evaluates when no -m is given (README "Conventions").
+DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
+
+
+def json_format_option(func: F) -> F:
+    """``-f/--format table|json`` for commands whose body takes ``as_json``; the old ``--json`` flag still
+    works (hidden), so scripts keep running."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, fmt: str = "table", json_flag: bool = False, **kwargs: Any) -> Any:
+        return func(*args, as_json=json_flag or fmt == "json", **kwargs)
+
+    wrapper = click.option("--json", "json_flag", is_flag=True, hidden=True)(wrapper)
+    wrapper = click.option(
+        "--format", "-f", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+        help="table (readable) or json.",
+    )(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def _level(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """``--rel-level 2`` stays the integer 2; ``0.5`` is a real threshold (for ``--labels float``)."""
+    return int(value) if value is not None and value.is_integer() else value
+
+
+def _with_labels_hint(error: FormatError, labels: str | None) -> FormatError:
+    """An integer-label error of the qrels, with how to read real-valued labels when they are numbers."""
+    if labels != "int" or "integer relevance label" not in error.detail or not _FRACTION.search(error.detail):
+        return error
+    return FormatError(error.source, error.detail + "; for real-valued labels add --labels float", error.line)
+
+
+_FRACTION = re.compile(r"got '?[+-]?([0-9]*\.[0-9]+|[0-9]+\.[0-9]*|[0-9.]+[eE][+-]?[0-9]+)'?$")
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
@@ -18,14 +56,72 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, 
     cli_callback(ctx, param, value)
 
 
-def policy_options(func: F) -> F:
-    """``--missing``, ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``, input formats, and
-    ``--plugin`` (eager, not passed to the command: it imports measure plugins before measures are parsed)."""
+def parse_column_pairs(text: str, roles: Sequence[str], synonyms: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``ROLE=COLUMN,ROLE=COLUMN`` → ``{role: column}``; ``synonyms`` maps other spellings to a role.
+
+    >>> parse_column_pairs("query=user, doc=item", ["query", "doc", "label"])
+    {'query': 'user', 'doc': 'item'}
+    """
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        role, equals, column = part.partition("=")
+        key = role.strip().lower()
+        if not equals or not key:
+            raise click.BadParameter(f"expected ROLE=COLUMN pairs separated by commas, got {part.strip()!r}")
+        key = (synonyms or {}).get(key, key)
+        if key not in roles:
+            raise click.BadParameter(f"unknown role {role.strip()!r} in {part.strip()!r}; expected {', '.join(roles)}")
+        if not column.strip():
+            raise click.BadParameter(f"no column name after {role.strip()}=")
+        if key in out:
+            raise click.BadParameter(f"role {key!r} given twice")
+        out[key] = column.strip()
+    return out
+
+
+_QUERY_DOC = {"query_id": "query", "qid": "query", "doc_id": "doc", "docid": "doc", "docno": "doc"}
+_COLUMN_ROLES = {
+    "qrels": (("query", "doc", "label"), {**_QUERY_DOC, "relevance": "label", "rel": "label", "grade": "label"}),
+    "run": (("query", "doc", "score"), _QUERY_DOC),
+}
+
+
+def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | None], dict[str, str] | None]:
+    """The callback of ``--qrels-columns``/``--run-columns``: ``query=user,doc=item,label=rating`` →
+    ``columns=`` of the readers (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``)."""
+    roles, synonyms = _COLUMN_ROLES[kind]
+    python_role = {"query": "query_id", "doc": "doc_id", "label": "relevance", "score": "score"}
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        return {column: python_role[role] for role, column in parse_column_pairs(value, roles, synonyms).items()}
+
+    return callback
+
+
+@overload
+def policy_options(func: F, *, missing: str = "skip") -> F: ...
+
+
+@overload
+def policy_options(func: None = None, *, missing: str = "skip") -> Callable[[F], F]: ...
+
+
+def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Callable[[F], F]:
+    """``--missing``, ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``, ``--labels``
+    (passed as ``label_kind``), input formats and column maps (``--qrels-columns``/``--run-columns``, passed as ``qrels_columns``/``run_columns``), and
+    ``--plugin`` (eager, not passed to the command: it imports measure plugins before measures are parsed).
+
+    Use as ``@policy_options``, or ``@policy_options(missing="zero")`` for another ``--missing`` default
+    (``gate`` counts every qrels query, so a run cannot pass by leaving the hard queries out)."""
+    if func is None:
+        return lambda f: policy_options(f, missing=missing)
     options = [
         click.option(
             "--missing",
             type=click.Choice(["skip", "zero", "error"]),
-            default="skip",
+            default=missing,
             show_default=True,
             help="Queries in the qrels but not in the run: skip them, score them 0 (trec_eval -c), or fail.",
         ),
@@ -39,10 +135,46 @@ def policy_options(func: F) -> F:
         click.option("--judged-only", "-J", is_flag=True, help="Drop unjudged retrieved documents first (trec_eval -J)."),
         click.option("--max-docs", "-M", type=click.IntRange(min=1), help="Evaluate only the top N documents per query."),
         click.option(
-            "--rel-level", "-l", type=int, help="Default relevance threshold of binary measures (label ≥ LEVEL)."
+            "--rel-level",
+            "-l",
+            type=float,
+            callback=_level,
+            help="Default relevance threshold of binary measures (label ≥ LEVEL); any number with --labels float.",
         ),
-        click.option("--qrels-format", type=click.Choice(DATA_FORMATS), help="Qrels format (default: by extension)."),
-        click.option("--run-format", type=click.Choice(DATA_FORMATS), help="Run format (default: by extension)."),
+        click.option(
+            "--labels",
+            "label_kind",
+            type=click.Choice(["int", "float"]),
+            default="int",
+            show_default=True,
+            help="Qrels labels: int = integer grades (trec_eval); float = real values (watch completion 0.93, "
+            "CTR): graded measures use them as gains, binary ones need a threshold (rel= or --rel-level). "
+            "docs/labels.md.",
+        ),
+        click.option(
+            "--qrels-format",
+            type=click.Choice(DATA_FORMATS),
+            help="Qrels format (default: by extension; a headerless .tsv of TREC lines, as MS MARCO's, is TREC).",
+        ),
+        click.option(
+            "--run-format",
+            type=click.Choice(DATA_FORMATS),
+            help="Run format (default: by extension, recognising 5-column TREC and 3-column MS MARCO runs; "
+            "msmarco-rank/msmarco-score say what the third column is).",
+        ),
+        click.option(
+            "--qrels-columns",
+            callback=_column_map("qrels"),
+            metavar="query=COL,doc=COL,label=COL",
+            help="Which qrels columns hold the query, document and label (CSV, TSV, JSON Lines, Parquet); "
+            "the others are found by name (docs/inputs.md).",
+        ),
+        click.option(
+            "--run-columns",
+            callback=_column_map("run"),
+            metavar="query=COL,doc=COL,score=COL",
+            help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet).",
+        ),
         click.option(
             "--plugin",
             multiple=True,
@@ -53,6 +185,17 @@ def policy_options(func: F) -> F:
             help="Import a measure plugin first (a module name or a .py file; repeatable; also $RANKLENS_PLUGINS).",
         ),
     ]
+    options.insert(1, click.option("-c", "missing_zero", is_flag=True, help="Same as --missing zero (trec_eval -c)."))
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, missing_zero: bool = False, **kwargs: Any) -> Any:
+        if missing_zero:
+            kwargs["missing"] = "zero"
+        try:
+            return func(*args, **kwargs)
+        except FormatError as e:
+            raise _with_labels_hint(e, kwargs.get("label_kind")) from None
+
     for option in reversed(options):
-        func = option(func)
-    return func
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]

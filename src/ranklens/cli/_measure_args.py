@@ -19,15 +19,41 @@ class MeasureArgsCommand(click.Command):
 
 
 def _is_measure(token: str) -> bool:
+    """True when ``token`` (a word after ``-m X``) is one more measure: it parses as one and is not a file.
+
+    A word that is neither a measure nor a file, and does not look like a path, is a misspelt measure: it
+    is reported as one (``'ncdg' is neither a measure nor a file; did you mean 'nDCG'?``) rather than as a
+    run file that does not exist.
+    """
     if token.startswith("-") or os.path.exists(token):
         return False
     from ranklens.measures import parse_many
 
     try:
         parse_many([token])
-    except RanklensError:
-        return False
+    except RanklensError as exc:
+        if _looks_like_path(token):
+            return False
+        from ranklens.errors import MeasureError
+        from ranklens.measures.parse import suggest
+
+        hint = suggest(token) if str(exc).startswith("unknown measure") else f": {exc}"
+        raise MeasureError(f"'{token}' is neither a measure nor a file{hint}") from None
     return True
+
+
+_PATH_SUFFIXES = (".qrels", ".run", ".txt", ".trec", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".gz")
+
+
+def _looks_like_path(token: str) -> bool:
+    """A path that does not exist (the reader says so) rather than a measure: it has a directory part or
+    a data file suffix, or is ``NAME=PATH`` with an existing PATH."""
+    if "/" in token or os.sep in token:
+        return True
+    if token.lower().endswith(_PATH_SUFFIXES):
+        return True
+    name, eq, path = token.partition("=")
+    return bool(eq and name and os.path.exists(path))
 
 
 def expand_measure_args(args: list[str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ranklens import __version__
@@ -14,27 +14,43 @@ from ranklens.results import Results
 FORMATS = ("table", "json", "csv", "tsv", "trec")
 
 
-def render(results: Sequence[Results], fmt: str, *, per_query: bool, meta: dict[str, Any]) -> str:
-    """The text of ``results`` in format ``fmt``."""
+def render(
+    results: Sequence[Results],
+    fmt: str,
+    *,
+    per_query: bool,
+    meta: dict[str, Any],
+    segments: Mapping[str, str] | None = None,
+    width: int | None = None,
+) -> str:
+    """The text of ``results`` in format ``fmt``; ``segments`` (query → segment) adds the value of every
+    segment to the table and JSON; ``width`` is the table width to fit (default: the terminal's)."""
     if fmt == "json":
-        return render_json(results, per_query=per_query, meta=meta)
+        return render_json(results, per_query=per_query, meta=meta, segments=segments)
     if fmt == "csv":
         return render_csv(results, per_query=per_query)
     if fmt == "tsv":
         return render_tsv(results, per_query=per_query)
     if fmt == "trec":
         return render_trec(results, per_query=per_query)
-    return render_table(results, per_query=per_query)
+    return render_table(results, per_query=per_query, segments=segments, width=width)
 
 
-def render_json(results: Sequence[Results], *, per_query: bool, meta: dict[str, Any]) -> str:
+def render_json(
+    results: Sequence[Results], *, per_query: bool, meta: dict[str, Any], segments: Mapping[str, str] | None = None
+) -> str:
     """``{"ranklens_version", "qrels", "runs": [Results.to_json_dict() ...]}``; per-query values only with
-    ``per_query``."""
+    ``per_query``; with ``segments`` each run has ``"segments": {segment: {"num_queries", "aggregate"}}``."""
     runs = []
     for r in results:
         d = r.to_json_dict()
         if not per_query:
             d.pop("per_query")
+        if segments is not None:
+            d["segments"] = {
+                name: {"num_queries": len(part.query_ids), "aggregate": part.to_json_dict()["aggregate"]}
+                for name, part in r.by_segment(segments).items()
+            }
         runs.append(d)
     return json.dumps({"ranklens_version": __version__, **meta, "runs": runs}, indent=2) + "\n"
 
@@ -100,38 +116,96 @@ def _full(v: float) -> str:
     return repr(float(v)) if v == v else "nan"
 
 
-def _short(v: float) -> str:
+def _short(v: float, count: bool = False) -> str:
+    """4 decimals; counts (measures summed over queries) as integers; ``—`` for NaN."""
     if v != v:
         return "—"
-    return str(int(v)) if float(v).is_integer() and abs(v) >= 1 else f"{v:.4f}"
+    return str(int(v)) if count and float(v).is_integer() else f"{v:.4f}"
 
 
-def render_table(results: Sequence[Results], *, per_query: bool) -> str:
-    """A readable table: one column per run (aggregates), or per query rows with ``--per-query``."""
-    from rich.console import Console
+def _cells(r: Results, values: Sequence[float], columns: Sequence[int]) -> list[str]:
+    return [_short(values[j], r.measures[j].family.aggregate == "sum") for j in columns]
+
+
+def render_table(
+    results: Sequence[Results],
+    *,
+    per_query: bool,
+    segments: Mapping[str, str] | None = None,
+    width: int | None = None,
+) -> str:
+    """A readable table: one column per run (aggregates), or per query rows with ``--per-query``, or per
+    segment rows with ``segments``. A table wider than ``width`` (default: the terminal's) is split into
+    blocks of columns, each repeating the first column, so no value is lost and no line is wrapped.
+
+    >>> import ranklens
+    >>> res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1", "RR", "NumRet"])
+    >>> print(render_table([res], per_query=False, width=40).strip())
+    ┏━━━━━━━━━┳━━━━━━━━┓
+    ┃ measure ┃    run ┃
+    ┡━━━━━━━━━╇━━━━━━━━┩
+    │ queries │      1 │
+    │ P@1     │ 1.0000 │
+    │ RR      │ 1.0000 │
+    │ NumRet  │      1 │
+    └─────────┴────────┘
+    """
     from rich.table import Table
 
+    from ranklens.report._fit import column_blocks, console, terminal_width
+
+    width = width if width is not None else terminal_width()
     buf = io.StringIO()
-    console = Console(file=buf, width=max(80, 14 * (len(results) + 2)), force_terminal=False, color_system=None)
-    if per_query:
+    con = console(buf, width)
+
+    def number_column(t: Table, header: str) -> None:
+        t.add_column(header, justify="right", no_wrap=True, overflow="fold", min_width=6)
+
+    if per_query or segments is not None:
         for r in results:
             n = len(r.query_ids)
-            t = Table(title=f"{r.run} — {n} quer{'y' if n == 1 else 'ies'}", title_justify="left")
-            t.add_column("query")
-            for m in r.measures:
-                t.add_column(str(m), justify="right")
-            for q, row in zip(r.query_ids, r.values.tolist()):
-                t.add_row(q, *(_short(v) for v in row))
-            t.add_section()
-            t.add_row("all", *(_short(v) for v in r.aggregates), style="bold")
-            console.print(t)
+            queries = f"{n} quer{'y' if n == 1 else 'ies'}"
+            views: list[tuple[str, str, list[tuple[str, Sequence[float]]], str]] = []
+            if per_query:
+                views.append((f"{r.run} — {queries}", "query", list(zip(r.query_ids, r.values.tolist())), "all"))
+            if segments is not None:
+                parts = r.by_segment(segments)
+                rows = [(f"{name} ({len(part.query_ids)})", list(part.aggregates)) for name, part in parts.items()]
+                views.append((f"{r.run} — {queries}, {len(parts)} segments", "segment (queries)", rows, f"all ({n})"))
+            for title, first, rows, total in views:
+
+                def make(
+                    columns: Sequence[int], r: Results = r, title: str = title, first: str = first,
+                    rows: list[tuple[str, Sequence[float]]] = rows, total: str = total,
+                ) -> Table:
+                    t = Table(title=title, title_justify="left")
+                    t.add_column(first, overflow="fold")
+                    for j in columns:
+                        number_column(t, str(r.measures[j]))
+                    for q, row in rows:
+                        t.add_row(q, *_cells(r, row, columns))
+                    t.add_section()
+                    t.add_row(total, *_cells(r, r.aggregates, columns), style="bold")
+                    return t
+
+                for t in column_blocks(con, width, make, len(r.measures)):
+                    con.print(t)
     else:
-        t = Table()
-        t.add_column("measure")
-        for r in results:
-            t.add_column(r.run, justify="right")
-        t.add_row("queries", *(str(len(r.query_ids)) for r in results), style="dim")
-        for j, m in enumerate(results[0].measures if results else ()):
-            t.add_row(str(m), *(_short(r.aggregates[j]) for r in results))
-        console.print(t)
-    return buf.getvalue()
+        measures = results[0].measures if results else ()
+
+        def make_wide(columns: Sequence[int]) -> Table:
+            t = Table()
+            t.add_column("measure", no_wrap=True)
+            for i in columns:
+                number_column(t, results[i].run)
+            t.add_row("queries", *(str(len(results[i].query_ids)) for i in columns), style="dim")
+            for j, m in enumerate(measures):
+                t.add_row(
+                    str(m),
+                    *(_short(results[i].aggregates[j], m.family.aggregate == "sum") for i in columns),
+                )
+            return t
+
+        for t in column_blocks(con, width, make_wide, len(results)):
+            con.print(t)
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())

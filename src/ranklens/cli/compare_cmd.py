@@ -4,19 +4,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ranklens.cli._common import policy_options
+from ranklens.cli._common import DEFAULT_MEASURES, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
-
-DEFAULT_MEASURES = ("nDCG@10", "AP", "RR")
+from ranklens.cli._runs import name_option
 TESTS = ("t", "randomisation", "bootstrap", "wilcoxon", "sign", "tukey", "randomised-tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
 
 
-@click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
+class CompareCommand(MeasureArgsCommand):
+    """``-c`` is trec_eval's (``--missing zero``) as in every command; ``-c holm`` (the old short form of
+    ``--correction``) still works."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out = list(args)
+        for i in range(len(out) - 1):
+            if out[i] == "-c" and out[i + 1].lower() in CORRECTIONS:
+                out[i] = "--correction"
+        return super().parse_args(ctx, out)
+
+
+@click.command(cls=CompareCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
@@ -24,7 +36,8 @@ REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
     "--measure",
     "measures",
     multiple=True,
-    help=f"Measures, e.g. -m nDCG@10 AP 'P(rel=2)@5'. Default: {' '.join(DEFAULT_MEASURES)}.",
+    help=f"Measures, e.g. -m nDCG@10 AP 'P(rel=2)@5'. Default: {' '.join(DEFAULT_MEASURES)} (for saved "
+    "results: the measures they all hold).",
 )
 @click.option(
     "--baseline",
@@ -44,7 +57,6 @@ REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
 )
 @click.option(
     "--correction",
-    "-c",
     type=click.Choice(CORRECTIONS, case_sensitive=False),
     default="holm",
     show_default=True,
@@ -78,7 +90,8 @@ REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
 @click.option(
     "--segments",
     type=click.Path(dir_okay=False),
-    help="A file of 'query_id segment' lines: results per segment as well as overall.",
+    help="Query → segment pairs ('query_id segment' lines, CSV/TSV with a header, or JSON {query_id: segment}): "
+    "results per segment as well as overall.",
 )
 @click.option(
     "--costs",
@@ -98,7 +111,15 @@ REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
     type=click.Path(dir_okay=False),
     help="Write the report to this file (.md, .tex, .json, .html, .txt).",
 )
-@click.option("--quiet", is_flag=True, help="Do not print notes about dropped queries.")
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Also list the N queries with the largest drop of every pair and measure (terminal table; "
+    "-f json always holds every query's difference).",
+)
+@name_option
+@click.option("--quiet", is_flag=True, help="No progress display and no notes about dropped queries.")
 @policy_options
 def command(
     qrels: str,
@@ -115,14 +136,19 @@ def command(
     costs: str | None,
     fmt: str | None,
     output: str | None,
+    worst: int | None,
+    names: tuple[str, ...],
     quiet: bool,
     missing: str,
     negative: str,
     judged_only: bool,
     max_docs: int | None,
-    rel_level: int | None,
+    rel_level: float | None,
+    label_kind: str,
     qrels_format: str | None,
     run_format: str | None,
+    qrels_columns: dict[str, str] | None,
+    run_columns: dict[str, str] | None,
 ) -> None:
     """Compare RUNs against QRELS with paired significance tests over queries.
 
@@ -138,41 +164,45 @@ def command(
       ranklens compare qrels.txt a.run b.run c.run --test tukey -f latex
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
     """
-    from ranklens.compare import compare, unique_names
-    from ranklens.data.io import read_qrels, read_run
+    from ranklens.cli._progress import status, wanted
+    from ranklens.cli._runs import final_names, is_results_file, named_runs
+    from ranklens.compare import compare
     from ranklens.errors import InputError
     from ranklens.report import format_for_path, render
 
-    if len(runs) < 2:
+    named = named_runs(runs, names)
+    if len(named) < 2:
         raise InputError("compare needs at least two RUN files")
-    q = read_qrels(qrels, format=qrels_format)
-    loaded = [read_run(path, format=run_format) for path in runs]
-    names = unique_names([(r.name, path) for r, path in zip(loaded, runs)])
-    base = _baseline(baseline, runs, names)
-    comparison = compare(
-        q,
-        dict(zip(names, loaded)),
-        measures or DEFAULT_MEASURES,
-        baseline=base,
-        test=test,
-        correction=correction.lower(),
-        ci=ci.lower(),
-        segments=segments,
-        alpha=alpha,
-        samples=samples,
-        seed=seed,
-        costs=costs,
-        missing=missing,
-        negative=negative,
-        judged_only=judged_only,
-        max_docs=max_docs,
-        rel_level=rel_level,
+    show = wanted(quiet)
+    policy = dict(missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level)
+    systems, tags, sources, asked = _inputs(
+        qrels, named, measures, qrels_format, run_format, policy, show,
+        qrels_columns=qrels_columns, run_columns=run_columns, quiet=quiet, label_kind=label_kind,
     )
+    labels = final_names(sources, tags)
+    base = _baseline(baseline, [path for _, path in sources], labels)
+    with status(f"comparing {len(labels)} systems", enabled=show):
+        comparison = compare(
+            None,
+            dict(zip(labels, systems)),
+            asked,
+            baseline=base,
+            test=test,
+            correction=correction.lower(),
+            ci=ci.lower(),
+            segments=segments,
+            alpha=alpha,
+            samples=samples,
+            seed=seed,
+            costs=costs,
+            **policy,
+        )
     if not quiet:
         for note in comparison.notes:
             click.echo(f"ranklens: note: {note}", err=True)
     report_format = (fmt or (format_for_path(output) if output else "table")).lower()
-    text = render(comparison, report_format)
+    options = {"worst": worst} if worst and report_format == "table" else {}
+    text = render(comparison, report_format, **options)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         if not quiet:
@@ -181,7 +211,95 @@ def command(
     click.echo(text, nl=not text.endswith("\n"))
 
 
-def _baseline(baseline: str | None, runs: tuple[str, ...], names: list[str]) -> str | int | None:
+def _inputs(
+    qrels: str,
+    named: list[tuple[str | None, str]],
+    measures: tuple[str, ...],
+    qrels_format: str | None,
+    run_format: str | None,
+    policy: dict[str, Any],
+    show: bool,
+    *,
+    qrels_columns: dict[str, str] | None = None,
+    run_columns: dict[str, str] | None = None,
+    quiet: bool = False,
+    label_kind: str = "int",
+) -> tuple[list[Any], list[str], list[tuple[str | None, str]], list[Any]]:
+    """Every system's Results (runs evaluated here, with progress; saved results read), its tag and its
+    ``(given name, path)`` (a results file of several runs gives several systems), and the measures.
+    The qrels' reading notes are printed unless ``quiet``."""
+    from ranklens.cli._progress import status
+    from ranklens.cli._runs import is_results_file
+    from ranklens.cli.eval_cmd import _evaluate_one
+    from ranklens.compare import evaluation_measures
+    from ranklens.data.io import read_qrels
+    from ranklens.engine.evaluator import Evaluator
+    from ranklens.errors import InputError
+    from ranklens.measures import parse_many
+    from ranklens.results_io import read_results
+
+    saved: dict[int, list[Any]] = {}
+    for i, (given, path) in enumerate(named):
+        if is_results_file(path):
+            found = read_results(path)
+            if given is not None and len(found) != 1:
+                raise InputError(f"{path}: holds {len(found)} runs; a name names one")
+            for r in found:
+                if not r.query_ids:
+                    raise InputError(
+                        f"{path}: holds aggregates only; compare needs per-query values: write them with "
+                        "ranklens eval … --per-query -o FILE (.json, .csv or .parquet)"
+                    )
+            saved[i] = found
+    wanted = _measures(measures, [r for found in saved.values() for r in found], policy.get("rel_level"))
+    evaluator = None
+    if len(saved) < len(named):
+        with status(f"reading {qrels}", enabled=show):
+            q = read_qrels(qrels, format=qrels_format, columns=qrels_columns, labels=label_kind)
+        for note in () if quiet else q.notes:
+            click.echo(f"ranklens: note: {qrels}: {note}", err=True)
+        evaluator = Evaluator(evaluation_measures(parse_many(wanted, rel_level=policy.get("rel_level"))), q, **policy)
+    asked = [m.validate() for m in parse_many(wanted, rel_level=policy.get("rel_level"))]
+    systems: list[Any] = []
+    tags: list[str] = []
+    sources: list[tuple[str | None, str]] = []
+    for i, (given, path) in enumerate(named):
+        if i in saved:
+            for r in saved[i]:
+                missing = [str(m) for m in asked if m not in r.measures]
+                if missing:
+                    raise InputError(
+                        f"{path}: the saved results of {r.run!r} have no {', '.join(missing)}; they hold "
+                        f"{', '.join(map(str, r.measures))} (choose those with -m, or evaluate the run again)"
+                    )
+                systems.append(r)
+                tags.append(r.run)
+                sources.append((given, path))
+            continue
+        assert evaluator is not None
+        res = _evaluate_one(evaluator, path, run_format, None, show, run_columns)
+        systems.append(res)
+        tags.append(res.run)
+        sources.append((given, path))
+    return systems, tags, sources, asked
+
+
+def _measures(measures: tuple[str, ...], saved: list[Any], rel_level: float | None) -> list[Any]:
+    """The measures asked for; by default the standard list, or with saved results the measures every
+    one of them holds."""
+    from ranklens.errors import InputError
+
+    if measures:
+        return list(measures)
+    if not saved:
+        return list(DEFAULT_MEASURES)
+    common = [m for m in saved[0].measures if all(m in r.measures for r in saved[1:])]
+    if not common:
+        raise InputError("the saved results share no measure; choose measures with -m")
+    return common
+
+
+def _baseline(baseline: str | None, runs: list[str], names: list[str]) -> str | int | None:
     """The baseline as a system name: a RUN path given on the command line, a name, or an index."""
     if baseline is None:
         return None
@@ -190,6 +308,6 @@ def _baseline(baseline: str | None, runs: tuple[str, ...], names: list[str]) -> 
             return names[i]
     if baseline in names:
         return baseline
-    if baseline.isdigit():
+    if baseline.isascii() and baseline.isdigit():
         return int(baseline)
     return baseline  # compare() names the systems in its error message

@@ -12,21 +12,26 @@ from ranklens.cli._common import policy_options
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option("--query", "-q", required=True, help="The query id to explain.")
+@click.option("--query", metavar="ID", help="The query id to explain (required).")
+@click.option("-q", "query_short", hidden=True)  # the old short form; elsewhere -q is --per-query
 @click.option("-m", "--measure", default="nDCG@10", show_default=True, help="The measure to explain.")
 @policy_options
 def command(
     qrels: str,
     run: str,
-    query: str,
+    query: str | None,
+    query_short: str | None,
     measure: str,
     missing: str,
     negative: str,
     judged_only: bool,
     max_docs: int | None,
-    rel_level: int | None,
+    rel_level: float | None,
+    label_kind: str,
     qrels_format: str | None,
     run_format: str | None,
+    qrels_columns: dict[str, str] | None,
+    run_columns: dict[str, str] | None,
 ) -> None:
     """Show, for one QUERY, how MEASURE is computed from RUN and QRELS: rank, document, label, gain,
     discount, contribution and running DCG; the ideal ordering with its IDCG; the final value.
@@ -39,9 +44,18 @@ def command(
     from ranklens.data.io import read_qrels, read_run
     from ranklens.explain import explain
 
+    query = query if query is not None else query_short
+    if query is None:
+        raise click.UsageError("Missing option '--query' (the query id to explain).")
+
+    q = read_qrels(qrels, format=qrels_format, columns=qrels_columns, labels=label_kind)
+    r = read_run(run, format=run_format, columns=run_columns)
+    for path, notes in ((qrels, q.notes), (run, r.notes)):
+        for note in notes:
+            click.echo(f"ranklens: note: {path}: {note}", err=True)
     e = explain(
-        read_qrels(qrels, format=qrels_format),
-        read_run(run, format=run_format),
+        q,
+        r,
         query,
         measure,
         missing=missing,

@@ -4,8 +4,32 @@ DCG-vs-nDCG ordering check."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
+
+from ranklens.cli._common import json_format_option, parse_column_pairs
+
+_LOG_ROLES = ("query", "item", "position", "click", "impression", "intervention")
+
+
+def _log_columns(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str]:
+    return {} if value is None else parse_column_pairs(value, _LOG_ROLES)
+
+
+def _only(columns: dict[str, str], *roles: str) -> dict[str, Any]:
+    """The keyword arguments (query=…, item=…) of a function that reads these roles of the log."""
+    return {role: column for role, column in columns.items() if role in roles}
+
+
+columns_option = click.option(
+    "--columns",
+    "columns",
+    callback=_log_columns,
+    metavar="ROLE=COLUMN,…",
+    help="The log's column names where they differ from the defaults, as labels' [columns] table: roles "
+    "query, item, position, click, impression, intervention (e.g. query=user,item=video,click=watched).",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,15 +53,19 @@ def command() -> None:
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Write a plot (.html; images need kaleido). Needs plotly.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_format_option
+@columns_option
 def position_bias(log: str, method: str, max_position: int | None, n_boot: int, confidence: float, seed: int,
-                  plot_path: str | None, as_json: bool) -> None:
+                  plot_path: str | None, as_json: bool, columns: dict[str, str]) -> None:
     """Estimate examination probabilities θ_k/θ_1 from the click LOG (columns query, item, position,
     click; intervention for --method intervention), with bootstrap intervals."""
     from ranklens.errors import MissingDependencyError
     from ranklens.unbiased import estimate_position_bias
 
-    pb = estimate_position_bias(log, method=method, max_position=max_position, n_boot=n_boot, confidence=confidence, seed=seed)
+    pb = estimate_position_bias(
+        log, method=method, max_position=max_position, n_boot=n_boot, confidence=confidence, seed=seed,
+        **_only(columns, "query", "item", "position", "click", "intervention"),
+    )
     click.echo(json.dumps(pb.to_dict(), indent=2) if as_json else pb.table().rstrip())
     if plot_path:
         try:
@@ -59,9 +87,11 @@ def position_bias(log: str, method: str, max_position: int | None, n_boot: int, 
 @click.option("--boot", "n_boot", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_format_option
+@columns_option
 def dcg(log: str, target: str, examination: str, k: int | None, clip: float | None, self_normalize: bool,
-        logging_exposure: str | None, n_boot: int, confidence: float, seed: int, as_json: bool) -> None:
+        logging_exposure: str | None, n_boot: int, confidence: float, seed: int, as_json: bool,
+        columns: dict[str, str]) -> None:
     """Estimate the DCG (expected clicks per page) of the TARGET ranking (a run file) from the click LOG
     of the logging policy (columns query, item, position, click, impression)."""
     from ranklens.errors import InputError
@@ -71,14 +101,16 @@ def dcg(log: str, target: str, examination: str, k: int | None, clip: float | No
     if examination == "dcg":
         exam = None
     elif examination in ("em", "intervention"):
-        exam = estimate_position_bias(log, method=examination, n_boot=0)
+        exam = estimate_position_bias(log, method=examination, n_boot=0,
+                                      **_only(columns, "query", "item", "position", "click", "intervention"))
     else:
         try:
             exam = [float(x) for x in examination.split(",")]
         except ValueError:
             raise InputError(f"--examination must be dcg, em, intervention or numbers θ_1,θ_2,…; got {examination!r}") from None
     est = ips_dcg(log, target, examination=exam, k=k, clip=clip, self_normalize=self_normalize,  # type: ignore[arg-type]
-                  logging_exposure=logging_exposure, n_boot=n_boot, confidence=confidence, seed=seed)
+                  logging_exposure=logging_exposure, n_boot=n_boot, confidence=confidence, seed=seed,
+                  **_only(columns, "query", "item", "position", "click", "impression"))
     click.echo(json.dumps(est.to_dict(), indent=2) if as_json else str(est).rstrip())
 
 
@@ -87,7 +119,7 @@ def dcg(log: str, target: str, examination: str, k: int | None, clip: float | No
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "primary", default="nDCG@10", show_default=True, help="The normalised measure.")
 @click.option("--unnormalised", help="The unnormalised counterpart (default: the DCG with the same gain, discount and cutoff).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_format_option
 def consistency(qrels: str, runs: tuple[str, ...], primary: str, unnormalised: str | None, as_json: bool) -> None:
     """Check whether mean nDCG orders the RUNs as mean DCG does (spec §5); exit 0 either way."""
     from ranklens.compare import unique_names

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from ranklens.cli._common import json_format_option
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def command() -> None:
@@ -24,7 +26,7 @@ def command() -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the qrels here (.trec/.txt/.qrels, .csv, .json, .parquet …).")
 @click.option("--pairs", type=click.Path(dir_okay=False), help="Also write the per-pair table (aggregates, grade, status) as CSV or Parquet.")
 @click.option("--events-format", type=click.Choice(["csv", "tsv", "jsonl", "parquet"]), help="Event-log format (default: by extension).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_format_option
 def from_events(events: str, rules: str, output: str | None, pairs: str | None, events_format: str | None, as_json: bool) -> None:
     """Aggregate EVENTS per (query, item), apply the minimum support and the grade rules of RULES, write the
     qrels, and print how many pairs got each grade and how many were left unlabelled.

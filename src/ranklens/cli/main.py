@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import csv
 import importlib
+import re
 import sys
+import warnings
+import zlib
 from typing import Any
 
 import click
 
-from ranklens.errors import RanklensError
+from ranklens.errors import RanklensError, RanklensWarning
 
 # command name → (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -47,13 +51,23 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                # the commands print the notes of their results themselves ("ranklens: note: …")
+                warnings.simplefilter("ignore", RanklensWarning)
+                return super().invoke(ctx)
         except RanklensError as exc:
-            raise UserFacingError(str(exc)) from None
+            command = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+            raise UserFacingError(name_input_flags(str(exc), getattr(exc, "input_role", None), command)) from None
         except FileNotFoundError as exc:
             raise UserFacingError(f"{exc.filename}: no such file") from None
         except BrokenPipeError:
             sys.exit(0)
+        except click.BadParameter as exc:
+            if not isinstance(getattr(exc.param, "type", None), click.Path):
+                raise
+            raise UserFacingError(exc.format_message()) from None  # a file argument: one line, not a usage text
+        except INPUT_ERRORS as exc:  # last resort: the readers raise FormatError themselves
+            raise UserFacingError(unexpected_input_error(exc)) from None
 
 
 class UserFacingError(click.ClickException):
@@ -62,7 +76,64 @@ class UserFacingError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"ranklens: error: {self.format_message()}", err=True)
+        click.echo(f"ranklens: error: {one_line(self.format_message())}", err=True)
+
+
+#: what reading a malformed or special input may still raise past the readers (a corrupt gzip stream, a
+#: symlink loop, deep nesting, a huge number, a stray CR); each becomes a one-line message, exit status 2
+INPUT_ERRORS = (OSError, EOFError, zlib.error, UnicodeError, RecursionError, OverflowError, csv.Error, MemoryError)
+
+
+def unexpected_input_error(exc: BaseException) -> str:
+    """One line for an exception the readers did not turn into a :class:`FormatError`."""
+    if isinstance(exc, MemoryError):
+        return "out of memory (is an input far bigger than expected, or not the file meant?)"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: cannot read the file: {exc.strerror or exc}"
+    text = str(exc).strip()
+    detail = f": {text.splitlines()[0]}" if text else ""
+    return f"cannot read the input ({type(exc).__name__}{detail})"
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def one_line(message: str) -> str:
+    """``message`` with control characters (CR, LF, ESC …) and lone surrogates escaped, so input bytes echoed
+    in it can neither break the line nor drive the terminal.
+
+    >>> one_line("got 'a\\rb\\x1b[2J'")
+    "got 'a\\\\rb\\\\x1b[2J'"
+    """
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
+
+
+_PYTHON_FORMAT = re.compile(r"(?<![\w-])format=(?!(?:'[\w-]+')? in Python)(?:'([\w-]+)')?")
+_CLI_FORMAT = re.compile(r"--(qrels|run)-format ([\w-]+), format= in Python")
+
+
+def name_input_flags(message: str, role: str | None, command: click.Command | None) -> str:
+    """Say ``format=`` (a reader's Python wording) as the command's own input flag, ``--qrels-format`` or
+    ``--run-format`` for the input ``role`` (both when it is not known); a command without such flags
+    (``rag``, ``trec-eval`` …, whose ``--format`` is an output format) keeps the Python wording.
+
+    >>> cmd = click.Command("eval", params=[click.Option(["--qrels-format"]), click.Option(["--run-format"])])
+    >>> name_input_flags("x.xyz: choose the format with format= (one of: trec, json)", "run", cmd)
+    'x.xyz: choose the format with --run-format (one of: trec, json)'
+    >>> name_input_flags("r.run:1: is this a CSV file? (use format='csv')", "run", cmd)
+    'r.run:1: is this a CSV file? (use --run-format csv)'
+    >>> name_input_flags("q.tsv: (use --qrels-format trec, format= in Python)", "qrels", click.Command("rag"))
+    "q.tsv: (use format='trec' in Python)"
+    """
+    names = {p.name for p in command.params} if command is not None else set()
+    flags = [f"--{r}-format" for r in ("qrels", "run") if f"{r}_format" in names and role in (None, r)]
+    message = _CLI_FORMAT.sub(
+        lambda m: m.group() if f"{m.group(1)}_format" in names else f"format='{m.group(2)}' in Python", message
+    )
+    if not flags:
+        return message
+    flag = " or ".join(flags)
+    return _PYTHON_FORMAT.sub(lambda m: f"{flag} {m.group(1)}" if m.group(1) else flag, message)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,9 +17,21 @@ def command(markdown: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ranklens.report._fit import terminal_width
+
+    width = terminal_width() or 120  # a file or a pipe: 120 columns
     table = Table(show_lines=True)
-    for col in ("measure", "parameters", "@k", "aggregate", "definition"):
-        table.add_column(col, overflow="fold")
-    for row in catalog_rows():
-        table.add_row(*row)
-    Console(width=140).print(table)
+    if width >= 100:
+        table.add_column("measure", no_wrap=True)
+        table.add_column("parameters", overflow="fold", ratio=1)
+        table.add_column("@k", no_wrap=True)
+        table.add_column("aggregate", no_wrap=True)
+        table.add_column("definition", overflow="fold", ratio=4)
+        for row in catalog_rows():
+            table.add_row(*row)
+    else:  # narrow: what is short goes under the name, the definition gets the rest of the line
+        table.add_column("measure", overflow="fold", max_width=max(16, width // 4))
+        table.add_column("definition", overflow="fold")
+        for name, params, cutoff, aggregate, definition in catalog_rows():
+            table.add_row(f"{name}\n({params})\n@k {cutoff}\n{aggregate}", definition)
+    Console(width=width, highlight=False).print(table)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -20,8 +19,9 @@ from ranklens.errors import InputError, MissingDependencyError
 @click.option("--run", "run_name", help="Which run of a multi-run results file (default: every run, each as its own system).")
 @click.option("--at", "at", help="Time of the snapshot, ISO 8601 (e.g. 2026-11-01T06:00Z); default: now. Use for backfills.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY[=VALUE]", help="A free tag; repeat for several.")
-@click.option("--segments", "segments_file", type=click.Path(dir_okay=False, exists=True),
-              help="JSON {query_id: segment}: the server stores the mean of every segment (needs --per-query results).")
+@click.option("--segments", "segments_file", type=click.Path(dir_okay=False),
+              help="Query → segment pairs (JSON {query_id: segment}, 'query_id segment' lines or CSV/TSV with a header): "
+              "the server stores the mean of every segment (needs --per-query results).")
 @click.option("--id", "snapshot_id", help="Snapshot id (idempotency key); default: derived from the file, project, system and --at.")
 @click.option("--url", envvar="RANKLENS_URL", default="http://127.0.0.1:8000", show_default=True, help="Server ($RANKLENS_URL).")
 @click.option("--token", envvar="RANKLENS_TOKEN", help="Write token ($RANKLENS_TOKEN).")
@@ -70,7 +70,7 @@ def command(
         raise InputError(f"{results} holds {len(runs)} runs ({names}); pick one with --run, or drop --system to push each as its own system")
     when = _parse_time(at) if at else None
     tag_map = dict(_tag(t) for t in tags)
-    segs = json.loads(Path(segments_file).read_text(encoding="utf-8")) if segments_file else None
+    segs = _segments(segments_file, runs, results) if segments_file else None
     breached = False
     with MonitorClient(url, token) as client:
         for run in runs:
@@ -91,6 +91,23 @@ def _runs(doc: Any, source: str) -> list[dict[str, Any]]:
     if isinstance(doc, dict) and "aggregate" in doc:
         return [doc]
     raise InputError(f"{source}: expected the output of `ranklens eval --format json` (with 'runs')")
+
+
+def _segments(path: str, runs: list[dict[str, Any]], source: str) -> dict[str, str]:
+    """The query → segment pairs of ``path`` (any form :func:`~ranklens.data.segments.read_segments` takes),
+    checked against the per-query results they will split."""
+    from ranklens.data.segments import check_overlap, read_segments
+
+    segs = read_segments(path)
+    for run in runs:
+        per_query = run.get("per_query")
+        if not isinstance(per_query, dict) or not per_query:
+            raise InputError(
+                f"--segments needs per-query values, and {source} has none for run {run.get('run')!r}: "
+                "write it with `ranklens eval … --per-query --format json`"
+            )
+        check_overlap(segs, list(per_query), source=path)
+    return segs
 
 
 def _tag(text: str) -> tuple[str, str]:

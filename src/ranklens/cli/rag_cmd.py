@@ -15,7 +15,9 @@ from ranklens.cli._output import FORMATS, render
 @click.option("-k", "ks", multiple=True, type=click.IntRange(min=1), help="Context-set size K (repeatable). Default: 10, 20, 30.")
 @click.option("--pool", type=click.Path(dir_okay=False), help="The candidate-pool run for PROC/%PROC (default: each run's own list).")
 @click.option("--top", type=click.IntRange(min=1), help="The label that plays grade 5 (default 5).")
-@click.option("--alpha", type=click.FloatRange(min=0), help="Rarity exponent (default 1; 0 = no rarity).")
+@click.option("--rarity", "alpha", type=click.FloatRange(min=0), help="Rarity exponent alpha (default 1; 0 = none).")
+# the old name, hidden: --alpha is a significance level in every other command
+@click.option("--alpha", "alpha_old", type=click.FloatRange(min=0), hidden=True)
 @click.option("--cap4", type=click.FloatRange(min=0), help="Cap of the grade-4 weight (default 1.0).")
 @click.option("--cap3", type=click.FloatRange(min=0), help="Cap of the grade-3 weight (default 0.25).")
 @click.option("--ties", type=click.Choice(["trec", "average"]), help="Cutting ties at K: doc-id order (default) or expectation.")
@@ -27,7 +29,7 @@ from ranklens.cli._output import FORMATS, render
 )
 def command(
     qrels: str, runs: tuple[str, ...], ks: tuple[int, ...], pool: str | None, top: int | None, alpha: float | None,
-    cap4: float | None, cap3: float | None, ties: str | None, per_query: bool, fmt: str, missing: str,
+    alpha_old: float | None, cap4: float | None, cap3: float | None, ties: str | None, per_query: bool, fmt: str, missing: str,
 ) -> None:
     """RA-nWG@K, N-Recall4+@K, N-Recall5@K, Precision4+@K, Harm@K, PROC@K and %PROC of each RUN (the run's
     top K is the set handed to the generator). NA queries are excluded from the means and counted in the
@@ -40,6 +42,7 @@ def command(
     from ranklens.data.io import read_qrels, read_run
     from ranklens.engine.kernels.rag import evaluate_rag
 
+    alpha = alpha if alpha is not None else alpha_old
     q = read_qrels(qrels)
     params: dict[str, Any] = {k: v for k, v in (("top", top), ("alpha", alpha), ("cap4", cap4), ("cap3", cap3), ("ties", ties)) if v is not None}
     pool_run = read_run(pool) if pool else None

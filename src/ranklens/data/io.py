@@ -1,33 +1,53 @@
 """Read and write qrels and runs: the public entry points, choosing a format and delegating to a reader.
 
-Formats: ``trec``, ``json``, ``jsonl``, ``csv``, ``tsv``, ``parquet``; chosen by ``format=`` or by the
-file extension (``.qrels``, ``.run``, ``.txt``, ``.trec`` → trec; ``.json``, ``.jsonl``, ``.csv``,
-``.tsv``, ``.parquet``), each optionally followed by ``.gz``. Gzip input is also recognised by its
-magic bytes whatever the name. In-memory objects (pandas/polars DataFrames, Arrow tables, dicts,
-Qrels/Run) are accepted wherever a path is.
+Formats: ``trec``, ``msmarco`` (``msmarco-rank``, ``msmarco-score``), ``json``, ``jsonl``, ``csv``,
+``tsv``, ``parquet``; chosen by ``format=`` or by the file extension (``.qrels``, ``.run``, ``.txt``,
+``.trec`` → trec; ``.json``, ``.jsonl``, ``.csv``, ``.tsv``, ``.parquet``), each optionally followed by
+``.gz``. Gzip input is also recognised by its magic bytes whatever the name. In-memory objects
+(pandas/polars DataFrames, Arrow tables, dicts, Qrels/Run) are accepted wherever a path is.
+
+A format taken from the extension is sniffed where that is unambiguous (docs/inputs.md): a TREC-named
+run of 5 columns (no tag) or 3 (MS MARCO ``qid docid rank|score``), a ``.tsv`` with no header whose first
+line is a TREC line. What was assumed is one note in ``Qrels.notes``/``Run.notes``. A format given with
+``format=`` is read as it is: ``trec`` is then exactly trec_eval's 6-column run. ``columns=`` names the
+query, document and value columns of CSV, TSV, JSON Lines, Parquet and in-memory tables.
 """
 
 from __future__ import annotations
 
+import contextlib
+import decimal
+import functools
 import gzip
+import io
+import math
+import numbers
 import os
 import secrets
+import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO, Union, cast
+from typing import Any, BinaryIO, ParamSpec, TypeVar, Union, cast
 
-from ranklens.data.qrels import Qrels
+import numpy as np
+
+from ranklens.data.qrels import Qrels, check_label_kind
 from ranklens.data.readers import (
     QRELS,
     RUN,
+    ColumnMap,
     Columns,
     Kind,
+    check_text,
+    column_roles,
     delimited,
     frames,
     json_formats,
     no_rows,
     parquet,
+    qrels_kind,
+    resolve_columns,
     to_qrels,
     to_run,
     trec,
@@ -35,12 +55,14 @@ from ranklens.data.readers import (
 from ranklens.data.run import Run
 from ranklens.errors import FormatError, did_you_mean
 
-__all__ = ["FORMATS", "format_of", "read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = ["FORMATS", "format_of", "read_qrels", "read_run", "run_columns_of", "write_qrels", "write_run"]
 
 #: Path-like sources; anything else is treated as an in-memory object.
 PathLike = Union[str, "os.PathLike[str]"]
 
-FORMATS = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+FORMATS = ("trec", "msmarco", "msmarco-rank", "msmarco-score", "json", "jsonl", "csv", "tsv", "parquet")
+_TREC_LIKE = ("trec", "msmarco", "msmarco-rank", "msmarco-score")
+_NAMED_COLUMNS = ("jsonl", "csv", "tsv", "parquet")  # formats whose columns columns= can name
 _EXTENSIONS = {
     ".qrels": "trec",
     ".run": "trec",
@@ -56,35 +78,92 @@ _EXTENSIONS = {
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_qrels(source: PathLike | object, *, format: str | None = None) -> Qrels:
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _role(role: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Mark the :class:`FormatError` of a reader with the role of its input (``exc.input_role``, "qrels" or
+    "run"), so the CLI can name the matching flag (``--qrels-format``/``--run-format``)."""
+
+    def decorate(function: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return function(*args, **kwargs)
+            except FormatError as e:
+                mark_role(e, role)
+                raise
+
+        return wrapper
+
+    return decorate
+
+
+def mark_role(error: FormatError, role: str) -> FormatError:
+    """Set ``error.input_role`` (unless already set) and return the error."""
+    if getattr(error, "input_role", None) is None:
+        setattr(error, "input_role", role)
+    return error
+
+
+@_role("qrels")
+def read_qrels(
+    source: PathLike | object, *, format: str | None = None, columns: ColumnMap | None = None, labels: str = "int"
+) -> Qrels:
     """Read relevance judgements from a file or an in-memory object.
 
     Args:
         source: a path (TREC ``qid iter docid rel``, JSON, JSONL, CSV, TSV, Parquet, optionally
             gzipped), or a Qrels, dict, pandas/polars DataFrame or Arrow table.
-        format: one of :data:`FORMATS`; by default taken from the file extension.
+        format: one of :data:`FORMATS` (``msmarco`` qrels are TREC qrels); by default taken from the
+            file extension, and a ``.tsv`` without a header made of TREC lines is read as TREC.
+        columns: ``{column name: role}`` for files and tables with named columns, roles ``query_id``,
+            ``doc_id`` and ``relevance`` (or ``query``, ``doc``, ``label``); unmapped roles are found by
+            their aliases (``user_id``, ``item_id``, ``rating`` …).
+        labels: ``"int"`` (default: integer grades, as trec_eval) or ``"float"``: real-valued labels
+            (watch completion ``0.93``, dwell fraction, CTR) read as float64; what each measure does with
+            them is in docs/labels.md (binary measures then need an explicit threshold ``rel``).
 
     Raises:
         FormatError: the file is missing, of unknown format, or malformed (the message names the line).
 
     >>> read_qrels({"q1": {"d1": 2, "d2": 0}}).to_dict()
     {'q1': {'d1': 2, 'd2': 0}}
+    >>> read_qrels({"member": ["m1"], "sku": ["s1"], "stars": [4]},
+    ...            columns={"member": "query_id", "sku": "doc_id", "stars": "relevance"}).to_dict()
+    {'m1': {'s1': 4}}
+    >>> read_qrels({"q1": {"d1": 0.93, "d2": 0}}, labels="float").to_dict()
+    {'q1': {'d1': 0.93, 'd2': 0.0}}
     """
+    kind = qrels_kind(check_label_kind(labels))
     if not isinstance(source, (str, os.PathLike)):
-        return frames.qrels_from_object(source)
+        _refuse_coercions(source, kind, columns)
+        return frames.qrels_from_object(source, columns, labels=labels)
+    mapping = column_roles(columns, QRELS, _display(source))
     display, fmt, data = _load(source, format)
-    return to_qrels(_parse(data, fmt, display, QRELS), display)
+    return to_qrels(_parse(data, fmt, display, kind, forced=format is not None, mapping=mapping), display, labels)
 
 
-def read_run(source: PathLike | object, *, format: str | None = None, name: str | None = None) -> Run:
+@_role("run")
+def read_run(
+    source: PathLike | object, *, format: str | None = None, name: str | None = None, columns: ColumnMap | None = None
+) -> Run:
     """Read a run from a file or an in-memory object.
 
     Args:
         source: a path (TREC ``qid Q0 docid rank score tag``, JSON, JSONL, CSV, TSV, Parquet,
             optionally gzipped), or a Run, dict, pandas/polars DataFrame or Arrow table.
-        format: one of :data:`FORMATS`; by default taken from the file extension.
+        format: one of :data:`FORMATS`; by default taken from the file extension, and then a TREC
+            run of 5 columns (no tag) or 3 (MS MARCO ``qid docid rank`` or ``qid docid score``) is
+            recognised by its first line, as is a ``.tsv`` without a header (the note in
+            ``Run.notes`` says what was assumed). ``trec`` reads trec_eval's 6 columns only;
+            ``msmarco`` 3 columns, ``msmarco-rank``/``msmarco-score`` forcing the third one's meaning.
         name: the run's name; by default the TREC tag (shared by all rows, else the first row's),
             else the file name without extensions (``bm25.run.gz`` → ``bm25``), else ``"run"``.
+        columns: ``{column name: role}`` for files and tables with named columns, roles ``query_id``,
+            ``doc_id`` and ``score`` (or ``query``, ``doc``); unmapped roles are found by their
+            aliases (``user_id``, ``item_id``, ``prediction`` …).
 
     Raises:
         FormatError: the file is missing, of unknown format, or malformed (the message names the line).
@@ -97,10 +176,12 @@ def read_run(source: PathLike | object, *, format: str | None = None, name: str 
     ('bm25', {'q1': {'d2': 1.5, 'd1': 1.5}})
     """
     if not isinstance(source, (str, os.PathLike)):
-        return frames.run_from_object(source, name=name)
+        _refuse_coercions(source, RUN, columns)
+        return frames.run_from_object(source, name=name, columns=columns)
+    mapping = column_roles(columns, RUN, _display(source))
     display, fmt, data = _load(source, format)
-    columns = _parse(data, fmt, display, RUN)
-    return to_run(columns, display, name or columns.tag or run_name_of(display))
+    parsed = _parse(data, fmt, display, RUN, forced=format is not None, mapping=mapping)
+    return to_run(parsed, display, name or parsed.tag or run_name_of(display))
 
 
 def write_qrels(qrels: Qrels, path: PathLike, *, format: str | None = None) -> None:
@@ -118,12 +199,15 @@ def write_qrels(qrels: Qrels, path: PathLike, *, format: str | None = None) -> N
     fmt, compressed = format_of(display, format)
     writers: dict[str, Callable[[BinaryIO], None]] = {
         "trec": lambda out: trec.write_qrels(qrels, out, display),
+        "msmarco": lambda out: trec.write_qrels(qrels, out, display, "\t"),
         "json": lambda out: json_formats.write_json(qrels, out),
         "jsonl": lambda out: json_formats.write_jsonl(qrels, out),
         "csv": lambda out: delimited.write_delimited(qrels, out, ",", display),
         "tsv": lambda out: delimited.write_delimited(qrels, out, "\t", display),
         "parquet": lambda out: parquet.write_parquet(qrels, out),
     }
+    if fmt not in writers:
+        raise FormatError(display, f"{fmt} is a run format; write MS MARCO qrels with format msmarco")
     _write(display, compressed, writers[fmt])
 
 
@@ -133,6 +217,8 @@ def write_run(run: Run, path: PathLike, *, format: str | None = None, tag: str |
     TREC lines are ``qid Q0 docid rank score tag`` with ranks 1, 2, … in trec_eval's order (score
     descending, ties by document id descending) and ``tag`` defaulting to ``run.name``. Scores are
     written in the shortest form that reads back to the same float64, so reading gives the same run.
+    ``msmarco`` (or ``msmarco-rank``) writes ``qid<TAB>docid<TAB>rank`` in the same order,
+    ``msmarco-score`` ``qid<TAB>docid<TAB>score``.
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
@@ -146,6 +232,9 @@ def write_run(run: Run, path: PathLike, *, format: str | None = None, tag: str |
     fmt, compressed = format_of(display, format)
     writers: dict[str, Callable[[BinaryIO], None]] = {
         "trec": lambda out: trec.write_run(run, out, tag or run.name, display),
+        "msmarco": lambda out: trec.write_msmarco_run(run, out, display),
+        "msmarco-rank": lambda out: trec.write_msmarco_run(run, out, display),
+        "msmarco-score": lambda out: trec.write_msmarco_run(run, out, display, "score"),
         "json": lambda out: json_formats.write_json(run, out),
         "jsonl": lambda out: json_formats.write_jsonl(run, out),
         "csv": lambda out: delimited.write_delimited(run, out, ",", display),
@@ -153,6 +242,19 @@ def write_run(run: Run, path: PathLike, *, format: str | None = None, tag: str |
         "parquet": lambda out: parquet.write_parquet(run, out),
     }
     _write(display, compressed, writers[fmt])
+
+
+@_role("run")
+def stat_run(path: str, format: str | None = None) -> tuple[str, int]:
+    """The format of the run file at ``path`` (as :func:`format_of`) and its size in bytes (0 for a pipe);
+    a path that cannot be read (missing, a symlink loop) is a :class:`FormatError` naming it."""
+    fmt, _ = format_of(path, format)
+    try:
+        return fmt, os.path.getsize(path)
+    except FileNotFoundError:
+        raise FormatError(path, "no such file") from None
+    except OSError as e:
+        raise FormatError(path, f"cannot read the file: {e.strerror or e}") from None
 
 
 def format_of(path: PathLike, format: str | None = None) -> tuple[str, bool]:
@@ -163,7 +265,7 @@ def format_of(path: PathLike, format: str | None = None) -> tuple[str, bool]:
     >>> format_of("qrels.xlsx")
     Traceback (most recent call last):
     ...
-    ranklens.errors.FormatError: qrels.xlsx: unknown file extension '.xlsx'; expected one of .qrels, .run, .txt, .trec, .json, .jsonl, .ndjson, .csv, .tsv, .parquet (optionally .gz), or choose the format with --format (format= in Python): trec, json, jsonl, csv, tsv, parquet
+    ranklens.errors.FormatError: qrels.xlsx: unknown file extension '.xlsx'; expected one of .qrels, .run, .txt, .trec, .json, .jsonl, .ndjson, .csv, .tsv, .parquet (optionally .gz), or choose the format with format= (one of: trec, msmarco, msmarco-rank, msmarco-score, json, jsonl, csv, tsv, parquet)
     """
     display = os.fspath(path)
     suffixes = [s.lower() for s in Path(display).suffixes]
@@ -183,30 +285,118 @@ def format_of(path: PathLike, format: str | None = None) -> tuple[str, bool]:
     raise FormatError(
         display,
         f"{found}; expected one of {', '.join(_EXTENSIONS)} (optionally .gz), or choose the format "
-        f"with --format (format= in Python): {', '.join(FORMATS)}{did_you_mean(extension, _EXTENSIONS)}",
+        f"with format= (one of: {', '.join(FORMATS)}){did_you_mean(extension, _EXTENSIONS)}",
     )
 
 
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | str]:
-    """Check the path, pick the format, read the bytes (gunzipped). Parquet files are left to pyarrow."""
+def _refuse_coercions(obj: object, kind: Kind, columns: ColumnMap | None) -> None:
+    """Refuse, in a dict of Python values, what would otherwise become a number or an id without a word:
+    ``True`` as 1, ``1+2j`` as 1, a datetime as nanoseconds, ``None`` as the query ``"None"``, and an
+    integer too big for the label's 32 bits or the score's float64 (an ``OverflowError`` deeper down).
+    Tables (frames, Arrow) are checked by their column types in :func:`~ranklens.data.readers.table_columns`."""
+    if not isinstance(obj, Mapping) or not obj:
+        return
+    source = frames.source_name(obj)
+    if all(isinstance(docs, Mapping) for docs in obj.values()):  # {query_id: {doc_id: value}}
+        for qid, docs in obj.items():
+            problem = _python_id_problem(qid, "query id")
+            if problem:
+                raise FormatError(source, problem)
+            plain = float if kind.real_values else int  # (the common case, checked in one pass)
+            if all(type(d) is str and d.isascii() and d for d in docs) and all(
+                type(v) is plain and (plain is float or -(2**31) <= v < 2**31) for v in docs.values()
+            ):
+                continue
+            for did, value in docs.items():
+                problem = _python_id_problem(did, "document id")
+                if problem:
+                    raise FormatError(source, f"query '{qid}': {problem}")
+                problem = _python_value_problem(value, kind)
+                if problem:
+                    raise FormatError(source, f"query '{qid}', document '{did}': {problem}")
+        return
+    try:  # columns {"query_id": [...], "doc_id": [...], "relevance": [...]}: the value column's Python values
+        names = [str(k) for k in obj]
+        v = resolve_columns(names, kind, source, mapping=column_roles(columns, kind, source))[2]
+    except FormatError:
+        return  # the reader says what is missing
+    values = list(obj.values())[v]
+    if isinstance(values, (list, tuple)):
+        for row, value in enumerate(values, 1):
+            problem = _python_value_problem(value, kind) if value is not None else None
+            if problem:
+                raise FormatError(source, f"column '{names[v]}': {problem}", row)
+
+
+_LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"
+
+
+def _python_id_problem(value: object, what: str) -> str | None:
+    if value is None or isinstance(value, (bool, np.bool_, bytes)):
+        return f"expected a {what} (a string), got {value!r}"
+    if isinstance(value, str):
+        if value == "":
+            return f"expected a {what}, got an empty string"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"expected a {what} of valid Unicode, got {value!r} (a lone surrogate)"
+    return None
+
+
+def _python_value_problem(value: object, kind: Kind) -> str | None:
+    """What is wrong with a Python label or score (None if fine; numeric strings are left to the reader)."""
+    expected = f"expected a number ({kind.value})" if kind.real_values else "expected an integer relevance label"
+    if isinstance(value, str):
+        return None
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (complex, np.complexfloating)):
+        return f"{expected}, got {value}"
+    if not isinstance(value, (numbers.Real, decimal.Decimal)):
+        return f"{expected}, got {'None' if value is None else f'a {type(value).__name__} ({value})'}"
+    if isinstance(value, (int, np.integer)):
+        big = int(value)
+        if kind.real_values:
+            try:
+                float(big)
+            except OverflowError:
+                return f"{kind.value} is a {len(str(abs(big)))}-digit integer, too large for a float64"
+        elif not -(2**31) <= big < 2**31:
+            return f"{_LABEL_RANGE}, got {big if abs(big) < 10**40 else f'a {len(str(abs(big)))}-digit integer'}"
+        return None
+    number = float(value)
+    if kind.real_values:
+        return f"{kind.value} is NaN; give every document a number" if math.isnan(number) else None
+    if not number.is_integer():
+        return f"{expected}, got {value}"
+    return None if -(2**31) <= number < 2**31 else f"{_LABEL_RANGE}, got {value}"
+
+
+def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | BinaryIO]:
+    """Open the file once (a pipe or FIFO cannot be opened twice), pick the format, read the bytes
+    (gunzipped). An uncompressed Parquet file in a seekable file is handed to pyarrow open, so it reads
+    only the columns it needs (:func:`_parse` closes it)."""
     display = os.fspath(source)
     if display == "-":  # standard input, read once (a pipe cannot be opened twice)
         return _load_stdin(format)
-    if not os.path.exists(display):
-        raise FormatError(display, "no such file")
-    if os.path.isdir(display):
-        raise FormatError(display, "expected a file, got a directory")
-    fmt, compressed = format_of(display, format)
+    handle = _open(display)
     try:
-        if fmt == "parquet" and not compressed and not _starts_with(display, _GZIP_MAGIC):
-            return display, fmt, display
-        with open(display, "rb") as handle:
-            data = handle.read()
-    except OSError as e:
-        raise FormatError(display, f"cannot read the file: {e.strerror or e}") from None
+        fmt, compressed = format_of(display, format)
+        head = _read(handle, 2, display)
+        if fmt == "parquet" and not compressed and head != _GZIP_MAGIC:
+            if _is_regular(handle):
+                handle.seek(0)
+                return display, fmt, handle
+            if head != b"PA"[: len(head)]:  # not "PAR1": say so before reading an endless stream
+                raise FormatError(display, "expected a Parquet file: it does not start with PAR1")
+        data = _read_rest(handle, head, display, text=fmt != "parquet" and head != _GZIP_MAGIC)
+    except BaseException:
+        handle.close()
+        raise
+    handle.close()
     if data.startswith(_GZIP_MAGIC):
         try:
             data = gzip.decompress(data)
@@ -220,7 +410,7 @@ def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | str]:
 STDIN = "<stdin>"
 
 
-def _load_stdin(format: str | None) -> tuple[str, str, bytes | str]:
+def _load_stdin(format: str | None) -> tuple[str, str, bytes]:
     """``-``: the bytes of standard input (gunzipped when they start with gzip's magic); TREC unless
     ``format`` says otherwise (a pipe has no extension)."""
     import sys
@@ -235,29 +425,167 @@ def _load_stdin(format: str | None) -> tuple[str, str, bytes | str]:
     return STDIN, fmt, data
 
 
-def _starts_with(path: str, magic: bytes) -> bool:
-    with open(path, "rb") as handle:
-        return handle.read(len(magic)) == magic
+_READ_BYTES = 16 << 20
 
 
-def _parse(data: bytes | str, fmt: str, display: str, kind: Kind) -> Columns:
-    columns = _parse_format(data, fmt, display, kind)
+def _open(display: str) -> BinaryIO:
+    """Open for reading; every failure (missing, a directory, a symlink loop, no permission) is a
+    :class:`FormatError` naming the file."""
+    try:
+        return open(display, "rb")
+    except FileNotFoundError:
+        raise FormatError(display, "no such file") from None
+    except IsADirectoryError:
+        raise FormatError(display, "expected a file, got a directory") from None
+    except OSError as e:
+        raise FormatError(display, f"cannot read the file: {e.strerror or e}") from None
+
+
+def _read(handle: BinaryIO, size: int, display: str) -> bytes:
+    """Up to ``size`` bytes (fewer only at the end: a buffered read waits for a slow pipe)."""
+    try:
+        return handle.read(size)
+    except OSError as e:
+        raise FormatError(display, f"cannot read the file: {e.strerror or e}") from None
+
+
+def _is_regular(handle: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _read_rest(handle: BinaryIO, head: bytes, display: str, *, text: bool) -> bytes:
+    """The whole content, ``head`` (already read) first. A regular file is read again from its start
+    in one piece; anything else (a pipe, a FIFO, a device) in blocks, and text that shows a NUL byte
+    stops at that block (``/dev/zero`` is binary data, not an endless line)."""
+    if _is_regular(handle):
+        try:
+            handle.seek(0)
+        except OSError:
+            pass
+        else:
+            return _read(handle, -1, display)
+    blocks = [head]
+    if text and b"\x00" in head:
+        check_text(head, display)
+    while True:
+        block = _read(handle, _READ_BYTES, display)
+        if not block:
+            return b"".join(blocks)
+        blocks.append(block)
+        if text and b"\x00" in block:
+            check_text(b"".join(blocks), display)  # raises, naming the line
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes ``head`` (already read from ``rest``) followed by the rest of ``rest``."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        super().__init__()
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._rest.readinto(buffer)  # type: ignore[attr-defined,no-any-return]
+
+
+@contextlib.contextmanager
+def open_input(path: str) -> Iterator[tuple[BinaryIO, bool]]:
+    """Open ``path`` once and yield ``(stream, gzipped)``: its bytes, gunzipped on the fly when they start
+    with gzip's magic. The magic is read from the same handle, so a pipe or a FIFO (which cannot be
+    opened twice, nor re-read) loses nothing. Opening fails with a :class:`FormatError` naming the
+    file; reading a corrupt gzip stream raises ``OSError``/``EOFError``/``zlib.error`` (the caller
+    knows where it was)."""
+    with _open(path) as handle:
+        head = _read(handle, 2, path)
+        stream: BinaryIO
+        if _is_regular(handle):
+            handle.seek(0)
+            stream = handle
+        else:
+            stream = cast(BinaryIO, io.BufferedReader(_Prefixed(head, handle), buffer_size=1 << 16))
+        if head == _GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+                yield cast(BinaryIO, unzipped), True
+        else:
+            yield stream, False
+
+
+def _parse(
+    data: bytes | str | BinaryIO,
+    fmt: str,
+    display: str,
+    kind: Kind,
+    *,
+    forced: bool = False,
+    mapping: ColumnMap | None = None,
+) -> Columns:
+    try:
+        columns = _parse_format(data, fmt, display, kind, forced, mapping)
+    finally:
+        if not isinstance(data, (bytes, str)):
+            data.close()  # a Parquet file opened by _load
     if len(columns.query_id) == 0:  # type: ignore[arg-type]
         raise no_rows(kind, display)
     return columns
 
 
-def _parse_format(data: bytes | str, fmt: str, display: str, kind: Kind) -> Columns:
+def _parse_format(
+    data: bytes | str | BinaryIO, fmt: str, display: str, kind: Kind, forced: bool, mapping: ColumnMap | None
+) -> Columns:
+    """``forced``: the format was given (no sniffing); ``mapping``: from :func:`column_roles`."""
+    if mapping is not None and fmt not in _NAMED_COLUMNS:
+        raise frames.no_names(display, f"a {fmt} file")
     if fmt == "parquet":
-        return parquet.read_parquet(data, display, kind)
-    data = cast(bytes, data)  # only Parquet is ever left as a path
-    if fmt == "trec":
-        return trec.read_qrels(data, display) if kind is QRELS else trec.read_run(data, display)
+        return parquet.read_parquet(data, display, kind, mapping=mapping)
+    data = cast(bytes, data)  # only Parquet is ever left as an open file
+    if fmt in _TREC_LIKE:
+        if kind.name == "qrels":
+            if fmt.startswith("msmarco-"):
+                raise FormatError(
+                    display, f"{fmt} is a run format; MS MARCO qrels are TREC qrels: use format trec or msmarco"
+                )
+            return trec.read_qrels(data, display, labels="float" if kind.real_values else "int")
+        return trec.read_run(data, display, layout=fmt if fmt != "trec" else "trec" if forced else "auto")
     if fmt == "json":
         return json_formats.read_json(data, display, kind)
     if fmt == "jsonl":
-        return json_formats.read_jsonl(data, display, kind)
-    return delimited.read_delimited(data, display, kind, "," if fmt == "csv" else "\t")
+        return json_formats.read_jsonl(data, display, kind, mapping=mapping)
+    delimiter = "," if fmt == "csv" else "\t"
+    return delimited.read_delimited(data, display, kind, delimiter, mapping=mapping, sniff=not forced)
+
+
+def _display(source: PathLike) -> str:
+    display = os.fspath(source)
+    return STDIN if display == "-" else display
+
+
+def run_columns_of(path: str, format: str | None = None) -> int:
+    """How many columns the reader takes the TREC run at ``path`` to have: 6 (trec_eval's), 5 (no tag)
+    or 3 (MS MARCO), from its first content line; 6 when ``format="trec"`` forces it. For callers that
+    need trec_eval's layout, such as streaming."""
+    if format is not None and format.strip().lower() == "trec":
+        return 6
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return 6  # a pipe or FIFO can be read only once: by the reader (as trec_eval's 6 columns)
+        with open_input(path) as (handle, _):
+            head = handle.read(1 << 16)
+    except (OSError, EOFError, zlib.error, FormatError):
+        return 6  # the reader names the problem
+    cut = head.rfind(b"\n")
+    layout = trec.run_layout_of(trec.first_content_line(head[: cut if cut >= 0 else len(head)]))
+    return 6 if layout is None else len(layout.names)
 
 
 def run_name_of(display: str) -> str:

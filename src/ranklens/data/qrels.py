@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,9 +11,24 @@ import numpy as np
 import pyarrow as pa
 
 from ranklens.data._intern import intern_sorted, to_string_array
-from ranklens.errors import DuplicateError, FormatError
+from ranklens.errors import DuplicateError, FormatError, InputError
 
-__all__ = ["Qrels"]
+__all__ = ["LABEL_KINDS", "Qrels", "check_label_kind"]
+
+#: how relevance labels are read: ``int`` (trec_eval's integer grades, the default) or ``float`` (real
+#: values such as a watch-completion fraction; see docs/labels.md for what each measure does with them)
+LABEL_KINDS = ("int", "float")
+
+
+def check_label_kind(labels: str) -> str:
+    """``labels`` if it is one of :data:`LABEL_KINDS`, else an :class:`InputError`."""
+    if labels not in LABEL_KINDS:
+        raise InputError(f"labels must be 'int' or 'float'; got {labels!r}")
+    return labels
+
+
+def _label_text(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,12 +40,15 @@ class Qrels:
         doc_ids: vocabulary of document ids, sorted bytewise.
         query: int32 query code per row.
         doc: int32 document code per row.
-        label: int32 relevance label per row (negative = "pooled but unjudged" in trec_eval semantics).
+        label: int32 relevance label per row (negative = "pooled but unjudged" in trec_eval semantics),
+            or float64 for real-valued labels (``labels="float"``; finite numbers).
         source: where the judgements came from, for messages.
 
     >>> q = Qrels.from_dict({"q1": {"d1": 3, "d2": 0}})
     >>> len(q), q.query_ids.to_pylist()
     (2, ['q1'])
+    >>> Qrels.from_dict({"q1": {"d1": 0.93}}, labels="float").label.tolist()
+    [0.93]
     """
 
     query_ids: pa.Array
@@ -39,13 +58,44 @@ class Qrels:
     label: np.ndarray
     source: str = "<qrels>"
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    notes: tuple[str, ...] = ()
+    """what the reader assumed (e.g. a headerless .tsv read as TREC qrels), for the user"""
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
 
+    def __repr__(self) -> str:
+        """Sizes and the first judgements, not the arrays (a notebook prints this)."""
+        head = ", ".join(
+            f"{self.query_ids[int(q)].as_py()} {self.doc_ids[int(d)].as_py()} {_label_text(v)}"
+            for q, d, v in zip(self.query[:3], self.doc[:3], self.label[:3].tolist())
+        )
+        more = ", …" if len(self) > 3 else ""
+        return (
+            f"Qrels({self.num_queries:,} queries, {len(self):,} judgements, source={self.source!r}; "
+            f"{head}{more})"
+        )
+
     @property
     def num_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def label_kind(self) -> str:
+        """``"float"`` for real-valued labels, ``"int"`` for integer ones."""
+        return "float" if self.label.dtype.kind == "f" else "int"
+
+    def as_label_kind(self, labels: str) -> Qrels:
+        """These judgements with ``labels`` ``"int"`` or ``"float"``: integer labels become floats exactly;
+        real-valued labels are never rounded to integers (an :class:`InputError`)."""
+        if check_label_kind(labels) == self.label_kind:
+            return self
+        if labels == "int":
+            raise InputError(
+                f"{self.source}: these qrels have real-valued labels; evaluate them with labels='float' "
+                "(CLI --labels float)"
+            )
+        return dataclasses.replace(self, label=self.label.astype(np.float64), _cache={})
 
     @property
     def doc_strings(self) -> pa.Array:
@@ -70,14 +120,19 @@ class Qrels:
         *,
         source: str = "<qrels>",
         line_numbers: np.ndarray | None = None,
+        label_kind: str = "int",
     ) -> Qrels:
-        """Build from three parallel columns (any array-like of ids; integer labels).
+        """Build from three parallel columns (any array-like of ids; integer labels, or real-valued ones
+        with ``label_kind="float"``, the ``labels=`` option of :func:`ranklens.read_qrels`).
 
         Duplicated (query, document) pairs are an error naming both lines, as in trec_eval.
         """
         qarr = to_string_array(query_ids)
         darr = to_string_array(doc_ids)
-        lab = _integer_labels(labels, source, line_numbers)
+        if check_label_kind(label_kind) == "float":
+            lab = _float_labels(labels, source, line_numbers)
+        else:
+            lab = _integer_labels(labels, source, line_numbers)
         if not (len(qarr) == len(darr) == len(lab)):
             raise FormatError(source, "query, document and label columns differ in length")
         if qarr.null_count or darr.null_count:
@@ -99,8 +154,10 @@ class Qrels:
         return cls(qvocab, dvocab, qs, ds, lab[order], source)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Mapping[str, int]], *, source: str = "<dict>") -> Qrels:
-        """Build from pytrec_eval's form ``{query_id: {doc_id: label}}``."""
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float]], *, source: str = "<dict>", labels: str = "int"
+    ) -> Qrels:
+        """Build from pytrec_eval's form ``{query_id: {doc_id: label}}`` (``labels="float"``: real values)."""
         qs: list[str] = []
         ds: list[str] = []
         ls: list[object] = []
@@ -113,13 +170,13 @@ class Qrels:
                 qs.append(str(qid))
                 ds.append(str(did))
                 ls.append(lab)
-        return cls.from_arrays(qs, ds, ls, source=source)
+        return cls.from_arrays(qs, ds, ls, source=source, label_kind=labels)
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        """Return pytrec_eval's form ``{query_id: {doc_id: label}}``."""
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Return pytrec_eval's form ``{query_id: {doc_id: label}}`` (int labels, or floats)."""
         qv = self.query_ids.to_pylist()
         dv = self.doc_ids.to_pylist()
-        out: dict[str, dict[str, int]] = {}
+        out: dict[str, dict[str, Any]] = {}
         for q, d, lab in zip(self.query.tolist(), self.doc.tolist(), self.label.tolist()):
             out.setdefault(qv[q], {})[dv[d]] = lab
         return out
@@ -143,20 +200,56 @@ def _line(line_numbers: np.ndarray | None, row: int) -> int:
     return int(line_numbers[row]) if line_numbers is not None else row + 1
 
 
-def _integer_labels(labels: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
+def _float_labels(labels: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
+    """Real-valued labels as float64; every one a finite number (NaN and ±inf name their line)."""
     if isinstance(labels, (pa.Array, pa.ChunkedArray)):
         labels = labels.to_numpy(zero_copy_only=False)
     arr = np.asarray(labels)
     if arr.dtype == object or arr.dtype.kind in "USb":
+        for i, v in enumerate(arr.tolist()):
+            if isinstance(v, bool) or not _is_number(v):
+                raise FormatError(source, f"relevance label must be a number, got {v!r}", _line(line_numbers, i))
+    try:
+        arr = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise FormatError(source, "relevance labels must be numbers") from None
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise FormatError(
+            source, f"relevance label must be a finite number, got {arr[i].item()!r}", _line(line_numbers, i)
+        )
+    return arr
+
+
+def _is_number(value: object) -> bool:
+    try:
+        float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _integer_labels(labels: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
+    if isinstance(labels, (pa.Array, pa.ChunkedArray)):
+        labels = labels.to_numpy(zero_copy_only=False)
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "mMc":  # datetimes, durations, complex numbers: no label, whatever numpy casts them to
+        raise FormatError(source, f"relevance labels must be integers, got {arr.dtype}")
+    if arr.dtype == object or arr.dtype.kind in "USb":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             for i, v in enumerate(arr.tolist()):
                 try:
                     float(v)
                 except (TypeError, ValueError):
                     raise FormatError(
                         source, f"relevance label must be an integer, got {v!r}", _line(line_numbers, i)
+                    ) from None
+                except OverflowError:
+                    raise FormatError(
+                        source, f"{_LABEL_RANGE}, got a {len(str(abs(int(v))))}-digit integer", _line(line_numbers, i)
                     ) from None
             raise
     if arr.dtype.kind == "f":
@@ -167,5 +260,10 @@ def _integer_labels(labels: object, source: str, line_numbers: np.ndarray | None
                 source, f"relevance label must be an integer, got {arr[i]!r}", _line(line_numbers, i)
             )
     if arr.size and (arr.min() < -(2**31) or arr.max() >= 2**31):
-        raise FormatError(source, "relevance label out of the 32-bit integer range")
+        as_float = arr.astype(np.float64)
+        i = int(np.flatnonzero((as_float < -(2**31)) | (as_float >= 2**31))[0])
+        raise FormatError(source, f"{_LABEL_RANGE}, got {_label_text(arr[i].item())}", _line(line_numbers, i))
     return arr.astype(np.int32)
+
+
+_LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"

@@ -50,6 +50,18 @@ class Run:
     def __len__(self) -> int:
         return int(self.query.shape[0])
 
+    def __repr__(self) -> str:
+        """Sizes and the first rows, not the arrays (a notebook prints this)."""
+        head = ", ".join(
+            f"{self.query_ids[int(q)].as_py()} {d} {s:g}"
+            for q, d, s in zip(self.query[:3], self.docs[:3].to_pylist(), self.score[:3].tolist())
+        )
+        more = ", …" if len(self) > 3 else ""
+        return (
+            f"Run({self.name!r}, {self.num_queries:,} queries, {len(self):,} rows, source={self.source!r}; "
+            f"{head}{more})"
+        )
+
     @property
     def num_queries(self) -> int:
         return len(self.query_ids)

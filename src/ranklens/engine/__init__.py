@@ -1,7 +1,8 @@
 """The evaluation engine: align → RankedLists → kernels → Results."""
 
 from ranklens.engine.align import AlignReport, align
+from ranklens.engine.arrays import evaluate_arrays
 from ranklens.engine.evaluator import Evaluator, evaluate
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 
-__all__ = ["NONPOOL", "UNJUDGED", "AlignReport", "Evaluator", "RankedLists", "align", "evaluate"]
+__all__ = ["NONPOOL", "UNJUDGED", "AlignReport", "Evaluator", "RankedLists", "align", "evaluate", "evaluate_arrays"]

@@ -74,6 +74,7 @@ def align(
     judged_only: bool = False,
     max_docs: int | None = None,
     depth: int | None = None,
+    map_negative_labels: bool = False,
 ) -> tuple[RankedLists, AlignReport]:
     """Join ``run`` to ``qrels`` and sort it into ranked lists.
 
@@ -91,6 +92,10 @@ def align(
         max_docs: evaluate only the first ``max_docs`` documents per query after sorting (``-M``).
         depth: the deepest rank any requested measure looks at (``None``: all). Rows below it are
             neither joined nor kept; unlike ``max_docs`` this is an optimisation, not reported.
+        map_negative_labels: recorded in the lists for the gain kernels: a gain map naming a negative
+            label applies to it (the Evaluator) or, as in trec_eval, never does (``ranklens trec-eval``).
+
+    Real-valued qrels (float64 labels) give float64 ``labels`` with the same NONPOOL/UNJUDGED markers.
     """
     if max_docs is not None and max_docs < 0:
         raise InputError(f"max_docs must be a non-negative integer, got {max_docs}")
@@ -98,7 +103,7 @@ def align(
     if negative == "error" and qlabel.size and qlabel.min() < 0:
         i = int(np.argmin(qlabel))
         raise InputError(
-            f"{qrels.source}: negative relevance label {int(qlabel[i])} "
+            f"{qrels.source}: negative relevance label {qlabel[i].item()} "
             f"(query '{qrels.query_ids[int(qrels.query[i])].as_py()}'); choose a negative-label policy "
             "(trec, zero)"
         )
@@ -165,7 +170,8 @@ def align(
     iq = qindex[qrels.query[ideal_rows_mask]]
     il = qlabel[ideal_rows_mask]
     idoc = qrels.doc[ideal_rows_mask]
-    iperm = np.lexsort((-il.astype(np.int64), iq))
+    real = qlabel.dtype.kind == "f"
+    iperm = np.lexsort((-il if real else -il.astype(np.int64), iq))
     ideal_counts = np.diff(qoff)[evaluated]
     ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
 
@@ -177,11 +183,12 @@ def align(
         docs=rdoc,
         doc_ids=run.docs,
         ideal_offsets=ideal_offsets,
-        ideal_labels=il[iperm].astype(np.int32),
+        ideal_labels=il[iperm].astype(np.float64 if real else np.int32),
         ideal_docs=idoc[iperm],
         qrels_doc_ids=qrels.doc_ids,
         run_name=run.name,
-        top_label=int(qlabel.max()) if qlabel.size else 0,
+        top_label=qlabel.max().item() if qlabel.size else 0,
+        map_negative_labels=map_negative_labels,
     )
     report = AlignReport(
         run_only_queries=run_only_queries,
@@ -203,7 +210,7 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     """
     import polars as pl
 
-    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
+    labels: np.ndarray = np.full(rows.size, NONPOOL, dtype=_label_dtype(qlabel))
     if rows.size == 0 or len(qrels) == 0:
         return labels
     if "keys" not in qrels._cache:
@@ -221,13 +228,18 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
         return _labels_exact(qrels, qlabel, run, rows, rq)
     lab = qlabel[qi]
     # a negative qrels label means "pooled but unjudged" (trec_eval RELVALUE_UNJUDGED)
-    labels[found] = np.where(lab < 0, UNJUDGED, lab).astype(np.int32)
+    labels[found] = np.where(lab < 0, UNJUDGED, lab).astype(labels.dtype)
     return labels
+
+
+def _label_dtype(qlabel: np.ndarray) -> type:
+    """int32 labels for integer qrels, float64 for real-valued ones (the markers are exact in both)."""
+    return np.float64 if qlabel.dtype.kind == "f" else np.int32
 
 
 def _labels_exact(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np.ndarray) -> np.ndarray:
     """The same join on interned document codes (slower; used only after a hash collision)."""
-    labels = np.full(rows.size, NONPOOL, dtype=np.int32)
+    labels: np.ndarray = np.full(rows.size, NONPOOL, dtype=_label_dtype(qlabel))
     dmap = lookup(run.doc_ids, qrels.doc_ids)
     qd = dmap[run.doc[rows]]
     ndocs = max(len(qrels.doc_ids), 1)
@@ -238,7 +250,7 @@ def _labels_exact(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, 
         pos = np.minimum(np.searchsorted(qkey, rkey), qkey.size - 1)
         found = qkey[pos] == rkey
         lab = np.where(found, qlabel[pos], NONPOOL)
-        labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(np.int32)
+        labels[judged] = np.where(found & (lab < 0), UNJUDGED, lab).astype(labels.dtype)
     return labels
 
 

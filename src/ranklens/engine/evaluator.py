@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,8 +13,9 @@ from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import kernel_for
 from ranklens.engine.kernels.rag import na_notes
+from ranklens.engine.labels import check_measures
 from ranklens.engine.ranked import RankedLists
-from ranklens.errors import InputError
+from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.parse import parse_many
 from ranklens.results import Results, aggregate, stack_columns
@@ -38,7 +39,15 @@ class Evaluator:
             default), ``"zero"`` (a judged 0) or ``"error"``.
         judged_only: drop unjudged retrieved documents before computing (trec_eval ``-J``).
         max_docs: only the first ``max_docs`` documents per query count (trec_eval ``-M``).
-        rel_level: default relevance threshold ``rel`` of binary measures (trec_eval ``-l``).
+        rel_level: default relevance threshold ``rel`` of binary measures (trec_eval ``-l``); any number
+            with real-valued labels.
+        labels: ``"int"`` or ``"float"``: how qrels read from a path, frame or dict are typed; ``None``
+            (default) reads integers, or keeps the kind of a given :class:`Qrels`. With ``"float"`` the
+            graded measures use the labels as gains and binary measures need an explicit ``rel`` or
+            ``rel_level`` (docs/labels.md).
+        qrels_columns, run_columns: ``{column name: role}`` for qrels and runs given as files or tables
+            with named columns (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``;
+            :func:`ranklens.read_qrels` ``columns=``); ``run_columns`` applies to every run evaluated.
 
     >>> ev = Evaluator(["nDCG@5", "P@1"], {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}})
     >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
@@ -55,7 +64,10 @@ class Evaluator:
         negative: str = "trec",
         judged_only: bool = False,
         max_docs: int | None = None,
-        rel_level: int | None = None,
+        rel_level: float | None = None,
+        labels: str | None = None,
+        qrels_columns: Mapping[str, str] | None = None,
+        run_columns: Mapping[str, str] | None = None,
     ) -> None:
         self.measures: tuple[Measure, ...] = tuple(m.validate() for m in parse_many(measures, rel_level=rel_level))
         if not self.measures:
@@ -67,7 +79,11 @@ class Evaluator:
             raise InputError(f"negative-label policy must be trec, zero or error; got {negative!r}")
         if max_docs is not None and max_docs < 1:
             raise InputError(f"max_docs must be a positive integer, got {max_docs}")
-        self.qrels: Qrels = _as_qrels(qrels)
+        self.qrels: Qrels = _as_qrels(qrels, qrels_columns, labels)
+        self.labels = self.qrels.label_kind
+        self.rel_level = rel_level
+        check_measures(self.measures, labels=self.labels, negative=negative, judged_only=judged_only, rel_level=rel_level)
+        self.run_columns = run_columns
         self.query_set: QuerySet = query_set  # type: ignore[assignment]
         self.negative: Negative = negative  # type: ignore[assignment]
         self.judged_only = judged_only
@@ -76,7 +92,7 @@ class Evaluator:
 
     def align(self, run: Any, *, order: str = "score") -> tuple[RankedLists, list[str]]:
         """The :class:`RankedLists` of ``run`` (for explanations and custom kernels) and the notes."""
-        lists, report = self._align(_as_run(run), order)
+        lists, report = self._align(_as_run(run, columns=self.run_columns), order)
         return lists, report.messages()
 
     def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
@@ -89,16 +105,25 @@ class Evaluator:
             judged_only=self.judged_only,
             max_docs=self.max_docs,
             depth=self.depth,
+            map_negative_labels=True,
         )
 
-    def __call__(self, run: Any, *, name: str | None = None) -> Results:
+    def __call__(self, run: Any, *, name: str | None = None, warn: bool = True) -> Results:
         """Evaluate one run (a :class:`Run`, a path, a frame or a ``{qid: {doc: score}}`` dict).
+
+        ``warn=False`` keeps the notes in :attr:`Results.notes` only (for callers that report them).
 
         Raises:
             InputError: no query is evaluated (the run and the qrels share none): a mean over nothing
                 is an error, never NaN.
+
+        Warns:
+            RanklensWarning: once per note: queries skipped or scored 0, run-only queries ignored, rows cut …
         """
-        return self.results(_as_run(run, name=name))
+        res = self.results(_as_run(run, name=name, columns=self.run_columns))
+        if warn:
+            warn_notes(res.notes, f"{res.run}: ")
+        return res
 
     def results(self, r: Run, *, allow_empty: bool = False) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
@@ -131,6 +156,7 @@ class Evaluator:
             "negative": self.negative,
             "judged_only": self.judged_only,
             "max_docs": self.max_docs,
+            **({"labels": "float"} if self.labels == "float" else {}),
         }
         res = Results(r.name, self.measures, query_ids, values, aggs, tuple(notes), options)
         na = na_notes(res)  # set measures (RA-nWG …) are NA on some queries: say how many
@@ -140,9 +166,20 @@ class Evaluator:
         """Same as calling the evaluator."""
         return self(run, name=name)
 
-    def evaluate_many(self, runs: Sequence[Any]) -> list[Results]:
-        """Evaluate several runs against the same prepared qrels."""
-        return [self(r) for r in runs]
+    def evaluate_many(self, runs: Mapping[str, Any] | Sequence[Any]) -> list[Results]:
+        """Evaluate several runs against the same prepared qrels: a ``{name: run}`` mapping (each result
+        is named by its key) or a sequence, named by the one rule of :func:`ranklens.compare.unique_names`
+        (the run's tag; its file stem where tags collide; then ``#1``, ``#2``)."""
+        from ranklens.compare import unique_names
+
+        if isinstance(runs, Mapping):
+            out = [self(r, name=str(n)) for n, r in runs.items()]
+            names = [str(n) for n in runs]
+        else:
+            items = list(runs)
+            out = [self(r) for r in items]
+            names = unique_names([(res.run, src) for res, src in zip(out, items)])
+        return [res if res.run == n else dataclasses.replace(res, run=n) for res, n in zip(out, names)]
 
 
 def absent_scored_zero(values: np.ndarray, measure: Measure, absent: np.ndarray | None) -> np.ndarray:
@@ -191,6 +228,7 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **op
 #: families whose value depends only on the top ``cutoff`` retrieved rows (and on the qrels)
 _TOP_K_ONLY = frozenset(
     {"nDCG", "DCG", "IDCG", "P", "R", "RR", "AP", "Success", "Judged", "ERR", "RBP", "RBPResidual", "NumRet", "NumRelRet"}
+    | {"Hits"}
 )
 
 
@@ -222,21 +260,17 @@ def _ties(m: Measure) -> str:
         return "trec"
 
 
-def _as_qrels(source: Any) -> Qrels:
-    if isinstance(source, Qrels):
+def _as_qrels(source: Any, columns: Mapping[str, str] | None = None, labels: str | None = None) -> Qrels:
+    if isinstance(source, Qrels) and columns is None:
+        return source if labels is None else source.as_label_kind(labels)
+    from ranklens.data.io import read_qrels  # (dicts too: both documented forms, checked values)
+
+    return read_qrels(source, columns=columns, labels=labels or "int")
+
+
+def _as_run(source: Any, name: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
+    if isinstance(source, Run):  # (already read: run_columns= is for files and tables)
         return source
-    if isinstance(source, dict):
-        return Qrels.from_dict(source)
-    from ranklens.data.io import read_qrels
+    from ranklens.data.io import read_run  # (dicts too: both documented forms, checked values)
 
-    return read_qrels(source)
-
-
-def _as_run(source: Any, name: str | None = None) -> Run:
-    if isinstance(source, Run):
-        return source
-    if isinstance(source, dict):
-        return Run.from_dict(source, name=name or "run")
-    from ranklens.data.io import read_run
-
-    return read_run(source, name=name)
+    return read_run(source, name=name, columns=columns)

@@ -25,10 +25,15 @@ class RankedLists:
     ``ideal_labels`` holds, per query, every judged label of the qrels (retrieved or not), sorted
     descending, with its own ``ideal_offsets``.
 
+    Labels are int32 for integer qrels and float64 for real-valued ones (``labels="float"``); the markers
+    are the same negative values in both. They cannot collide with a label: every label a retrieved row
+    keeps is ≥ 0 (a negative qrels label becomes :data:`UNJUDGED`, or 0 under ``negative="zero"``).
+    ``ideal_labels`` has no markers and keeps negative qrels labels as they are.
+
     Attributes:
         query_ids: the evaluated query ids, in output order (bytewise sorted).
         offsets: int64, ``len(query_ids) + 1``.
-        labels: int32 per retrieved row.
+        labels: int32 (float64 with real-valued qrels) per retrieved row.
         scores: float64 per retrieved row.
         docs: int32 document code per row, into ``doc_ids``.
         doc_ids: the run's document vocabulary (for explanations).
@@ -49,8 +54,12 @@ class RankedLists:
     ideal_docs: np.ndarray
     qrels_doc_ids: pa.Array
     run_name: str = "run"
-    top_label: int = 0
+    top_label: float = 0
     """the largest label in the whole qrels (the top of the scale when none is given)"""
+    map_negative_labels: bool = False
+    """True (the Evaluator): a gain map naming a negative label gives documents with that label its gain
+    in nDCG/DCG/IDCG. False (``ranklens trec-eval``): trec_eval semantics, a negative label matches no
+    level of the gain table and has gain 0"""
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
@@ -105,16 +114,16 @@ class RankedLists:
         ids = self.ideal_query if ideal else self.row_query
         return np.bincount(ids[mask], minlength=self.num_queries).astype(np.int64, copy=False)
 
-    def num_relevant(self, rel: int) -> np.ndarray:
+    def num_relevant(self, rel: float) -> np.ndarray:
         """Judged documents with label ≥ ``rel`` per query (trec_eval ``num_rel``)."""
         return self.per_query_count(self.ideal_labels >= rel, ideal=True)
 
-    def num_judged_nonrelevant(self, rel: int) -> np.ndarray:
+    def num_judged_nonrelevant(self, rel: float) -> np.ndarray:
         """Judged documents with 0 ≤ label < ``rel`` per query."""
         lab = self.ideal_labels
         return self.per_query_count((lab >= 0) & (lab < rel), ideal=True)
 
-    def max_label(self) -> int:
+    def max_label(self) -> float:
         """The largest label in the qrels (0 when there is none): the default top of the grade scale.
 
         Taken over the whole qrels, not the evaluated queries, so a query's value never depends on

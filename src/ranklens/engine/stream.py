@@ -11,16 +11,17 @@ the same (a test checks it on a file split into many blocks).
 
 from __future__ import annotations
 
-import gzip
 import os
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranklens.data.io import run_name_of
+from ranklens.data.io import mark_role, open_input, run_name_of
 from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport
@@ -31,6 +32,7 @@ from ranklens.results import Results, aggregate
 __all__ = ["evaluate_stream", "iter_trec_blocks"]
 
 DEFAULT_BLOCK_BYTES = 16 << 20  # measured on 10M lines: 16 MiB beat 64 MiB on time and halved peak memory
+MAX_LINE_BYTES = 8 << 20  # a TREC run line is some tens of bytes; anything near this is not a run
 
 Progress = Callable[[int, int], None]
 """Called after each block with (bytes read so far, rows read so far)."""
@@ -44,25 +46,50 @@ class _Block:
     line: np.ndarray
 
 
-def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> Iterator[tuple[Columns, np.ndarray, int]]:
+def iter_trec_blocks(
+    path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[Columns, np.ndarray, int]]:
     """Yield ``(columns, line_numbers, bytes_read)`` for consecutive blocks of whole lines of a TREC run.
 
-    Line numbers are those of the whole file, so every error names the right line.
+    Line numbers are those of the whole file, so every error names the right line. The file is opened
+    once (a pipe or FIFO can be read only once); a NUL byte stops the reading at its block (binary data,
+    such as ``/dev/zero``), and so does a line longer than ``max_line_bytes`` (it is no TREC line, and
+    it would otherwise be carried from block to block without end).
     """
-    opener = gzip.open if _is_gzip(path) else open
+    try:
+        yield from _blocks(path, block_bytes, max_line_bytes)
+    except FormatError as e:
+        mark_role(e, "run")  # the CLI names --run-format in its hints
+        raise
+
+
+def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[Columns, np.ndarray, int]]:
     carry = b""
     first_line = 1
     done = 0
     rows = 0
-    with opener(path, "rb") as f:  # type: ignore[operator]
+    with open_input(path) as (f, compressed):
         while True:
-            chunk = f.read(block_bytes)
+            chunk = _read_block(f, block_bytes, path, compressed)
             at_end = not chunk
+            nul = chunk.find(b"\x00")
+            if nul >= 0:  # carry holds no newline: the line is first_line plus the newlines before the NUL
+                raise FormatError(
+                    path, "expected UTF-8 text, found a NUL byte (is this a binary or compressed file?)",
+                    first_line + chunk.count(b"\n", 0, nul),
+                )
             data = carry + chunk
             done += len(chunk)
             if not at_end:
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    if len(data) > max_line_bytes:
+                        raise FormatError(
+                            path,
+                            f"expected a line of at most {max_line_bytes} bytes, found one longer "
+                            "without a line break (is this a TREC run?)",
+                            first_line,
+                        )
                     carry = data
                     continue
                 data, carry = data[: cut + 1], data[cut + 1 :]
@@ -92,6 +119,16 @@ def iter_trec_blocks(path: str, *, block_bytes: int = DEFAULT_BLOCK_BYTES) -> It
                 return
 
 
+def _read_block(f: BinaryIO, size: int, path: str, compressed: bool) -> bytes:
+    """The next ``size`` bytes; a read error or a corrupt gzip stream is a :class:`FormatError`."""
+    try:
+        return f.read(size)
+    except (OSError, EOFError, zlib.error) as e:
+        if compressed:
+            raise FormatError(path, f"expected gzip-compressed data, but it is corrupt or truncated ({e})") from None
+        raise FormatError(path, f"cannot read the file: {getattr(e, 'strerror', None) or e}") from None
+
+
 def evaluate_stream(
     evaluator: Evaluator,
     path: str,
@@ -116,6 +153,7 @@ def evaluate_stream(
         negative=evaluator.negative,
         judged_only=evaluator.judged_only,
         max_docs=evaluator.max_docs,
+        rel_level=evaluator.rel_level,
     )
     closed: set[str] = set()
     query_ids: list[str] = []
@@ -161,8 +199,10 @@ def evaluate_stream(
     if evaluator.query_set == "error" and missing:
         raise QuerySetError(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {path} (e.g. {missing[:3]}); use query set 'intersect' or 'qrels'")
     if evaluator.query_set == "qrels" and missing:
-        zero_ev = Evaluator(evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative)
-        empty = zero_ev(Run.from_arrays(pa.array([], pa.string()), pa.array([], pa.string()), np.empty(0)))
+        zero_ev = Evaluator(
+            evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level
+        )
+        empty = zero_ev(Run.from_arrays(pa.array([], pa.string()), pa.array([], pa.string()), np.empty(0)), warn=False)
         keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
         query_ids.extend(empty.query_ids[i] for i in keep)
         values.append(empty.values[keep])
@@ -183,15 +223,11 @@ def evaluate_stream(
         "negative": evaluator.negative,
         "judged_only": evaluator.judged_only,
         "max_docs": evaluator.max_docs,
+        **({"labels": "float"} if evaluator.labels == "float" else {}),
         "streamed": True,
     }
     notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
     return Results(run_name or "run", evaluator.measures, ids, matrix, aggs, notes, options)
-
-
-def _is_gzip(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
 
 
 def _flat(values: object) -> pa.Array:

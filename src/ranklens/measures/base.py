@@ -7,6 +7,7 @@ are computed: kernels live in :mod:`ranklens.engine.kernels`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -22,12 +23,13 @@ GainMap = tuple[tuple[int, float], ...]
 class Param:
     """One parameter of a measure family.
 
-    ``kind`` is ``"int"``, ``"float"``, ``"choice"``, ``"bool"`` or ``"gain"`` (``linear``, ``exp`` or a
-    ``{level: gain}`` map).
+    ``kind`` is ``"int"``, ``"float"``, ``"choice"``, ``"bool"``, ``"gain"`` (``linear``, ``exp`` or a
+    ``{level: gain}`` map) or ``"level"``: a relevance threshold, an integer (a grade of integer labels,
+    kept an ``int``) or any finite real number (for real-valued labels, ``labels="float"``).
     """
 
     name: str
-    kind: Literal["int", "float", "choice", "bool", "gain"]
+    kind: Literal["int", "float", "choice", "bool", "gain", "level"]
     default: Any
     doc: str
     choices: tuple[str, ...] = ()
@@ -53,13 +55,27 @@ class Param:
         if self.kind == "gain":
             return _coerce_gain(value, where)
         try:
+            if isinstance(value, str) and not value.isascii():
+                raise ValueError  # int() and float() read '١٠' as 10: only ASCII digits are numbers here
             if self.kind == "int":
                 if isinstance(value, float) and not value.is_integer():
                     raise ValueError
                 out: float = int(str(value)) if not isinstance(value, (int, float)) else int(value)
+            elif self.kind == "level":
+                if isinstance(value, bool):
+                    raise ValueError
+                real = float(value)
+                if not math.isfinite(real):
+                    raise ValueError
+                out = int(real) if real.is_integer() else real
             else:
                 out = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
+            if self.kind == "level":
+                raise MeasureError(
+                    f"{where} must be an integer; got {value!r} (with real-valued labels, labels='float', "
+                    "any finite number such as 0.5)"
+                ) from None
             raise MeasureError(f"{where} must be {'an integer' if self.kind == 'int' else 'a number'}; got {value!r}") from None
         if self.minimum is not None and out < self.minimum:
             raise MeasureError(f"{where} must be ≥ {self.minimum:g}; got {value!r}")
@@ -70,7 +86,7 @@ class Param:
             return "{" + ",".join(f"{lvl}:{_num(g)}" for lvl, g in value) + "}"
         if self.kind == "bool":
             return "true" if value else "false"
-        if self.kind == "float":
+        if self.kind in ("float", "level"):
             return _num(value)
         return str(value)
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, Param
 
-REL = Param("rel", "int", 1, "relevance threshold: a document is relevant when its label is ≥ rel")
+REL = Param(
+    "rel",
+    "level",
+    1,
+    "relevance threshold: a document is relevant when its label is ≥ rel; with real-valued labels "
+    "(labels=float) any number, and no default: give rel or rel_level (docs/labels.md)",
+)
 TIES = Param(
     "ties",
     "choice",
@@ -19,17 +25,19 @@ GAIN = Param(
     "gain",
     "linear",
     "gain of a label: linear (g = label), exp (g = 2^label − 1), or a map {label: gain} "
-    "(labels not listed keep gain = label, as trec_eval's ndcg parameters)",
+    "(labels not listed keep gain = label, as trec_eval's ndcg parameters; in nDCG, DCG and IDCG a negative "
+    "label named in the map has that gain instead of being pooled but unjudged)",
 )
 DISCOUNT = Param(
     "discount",
     "choice",
     "log2",
-    "log2 = 1/log2(rank+1) (Burges, trec_eval, scikit-learn); jk = Järvelin–Kekäläinen: ranks < base "
-    "undiscounted, then 1/log_base(rank)",
-    choices=("log2", "jk"),
+    "log2 = 1/log2(rank+1) (Burges, trec_eval, scikit-learn); log = 1/log_base(rank+1) (scikit-learn "
+    "dcg_score log_base; cancels in nDCG); jk = Järvelin–Kekäläinen: ranks < base undiscounted, then "
+    "1/log_base(rank)",
+    choices=("log2", "log", "jk"),
 )
-BASE = Param("base", "int", 2, "the base b of the jk discount", minimum=2)
+BASE = Param("base", "int", 2, "the base b of the log and jk discounts (only with discount=log or jk)", minimum=2)
 IDEAL = Param(
     "ideal",
     "choice",
@@ -53,7 +61,15 @@ NORM = Param(
 )
 
 
+def _check_discount(m: Measure) -> None:
+    if m.get("base") != 2 and m.get("discount") == "log2":
+        raise MeasureError(
+            f"{m}: base applies to discount=log or discount=jk, e.g. {m.name}(discount=log,base={m.get('base')})"
+        )
+
+
 def _check_ndcg(m: Measure) -> None:
+    _check_discount(m)
     ideal = m.get("ideal")
     if ideal == "recall":
         depth = m.get("depth")
@@ -83,7 +99,7 @@ FAMILIES: tuple[Family, ...] = (
         params=(*DCG_PARAMS, IDEAL, DEPTH, MAX_REL, NORM),
         aliases=("ndcg",),
         reference="Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005",
-        example="nDCG@10, nDCG(gain=exp,ideal=local)@10, nDCG(norm=minmax)@10",
+        example="nDCG@10, nDCG(gain=exp,ideal=local)@10, nDCG(norm=minmax)@10, nDCG(discount=log,base=10)@10",
         check=_check_ndcg,
     ),
     Family(
@@ -91,13 +107,14 @@ FAMILIES: tuple[Family, ...] = (
         "Discounted cumulative gain, unnormalised (trec_eval dcg). Mean DCG ranks systems consistently with "
         "expected reward where mean nDCG may not (spec §5).",
         params=DCG_PARAMS,
-        example="DCG@10",
+        example="DCG@10, DCG(discount=log,base=10)@10",
+        check=_check_discount,
     ),
     Family(
         "IDCG",
         "The ideal DCG that nDCG divides by (trec_eval ideal_dcg).",
         params=(GAIN, DISCOUNT, BASE, IDEAL, DEPTH, MAX_REL),
-        example="IDCG@10",
+        example="IDCG@10, IDCG(discount=jk,base=3)@10",
         check=_check_ndcg,
     ),
     Family(
@@ -137,7 +154,7 @@ FAMILIES: tuple[Family, ...] = (
         "R-precision: relevant documents in the top R, divided by R (0 when R = 0).",
         params=(REL,),
         cutoff="none",
-        aliases=("r-prec", "rprecision"),
+        aliases=("r-prec", "rprecision", "r-precision", "r_precision"),
         example="Rprec",
     ),
     Family(
@@ -145,7 +162,7 @@ FAMILIES: tuple[Family, ...] = (
         "1 if at least one relevant document is in the top k, else 0 (HitRate@k).",
         params=(REL, TIES),
         cutoff="required",
-        aliases=("hit", "hitrate"),
+        aliases=("hit", "hitrate", "hit_rate"),
         example="Success@10",
     ),
     Family(
@@ -207,5 +224,12 @@ FAMILIES: tuple[Family, ...] = (
         "Number of relevant documents retrieved (in the top k).",
         params=(REL,),
         aggregate="sum",
+    ),
+    Family(
+        "Hits",
+        "Number of relevant documents in the top k (all retrieved without a cutoff), averaged over queries "
+        "(ranx hits); NumRelRet is the same count summed over queries (trec_eval num_rel_ret).",
+        params=(REL, TIES),
+        example="Hits@10",
     ),
 )

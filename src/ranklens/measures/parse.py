@@ -3,8 +3,13 @@ names (``ndcg_cut.10``, ``P.5``, ``map``, ``recip_rank``), all case-insensitive.
 
 A small hand-written parser (no ``eval``, no ``ast``)::
 
-    measure := NAME [ "(" param ("," param)* ")" ] [ "@" INT ]
+    measure := NAME [ "(" param ("," param)* ")" ] [ "@" cutoffs ]
+    cutoffs := INT | INT ("," INT)+ | "[" INT ("," INT)* "]"     several cutoffs: several measures
     param   := NAME "=" VALUE            VALUE may be a {label:gain,...} map
+    INT     := ASCII digits
+
+One name is one measure in any letter case. Also read: the names trec_eval prints (``ndcg_cut_10``,
+``P_5``) and ranx's names (``hit_rate``, ``hits``, ``ndcg_burges``, ``f1``, ``mrr``, ``r-precision``).
 """
 
 from __future__ import annotations
@@ -12,22 +17,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ranklens.errors import MeasureError, did_you_mean
+from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.registry import families, get_family
 
-__all__ = ["parse", "parse_many"]
+__all__ = ["PRESETS", "closest", "parse", "parse_many", "suggest"]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 
 
 def parse(text: str | Measure) -> Measure:
-    """Parse one measure in the ranklens language.
+    """Parse one measure: the measure language, or any other name :func:`parse_many` reads that names
+    exactly one measure (``ndcg_cut.10``, ``P_5``, ``hit_rate@10``).
 
     >>> parse("ndcg@10")
     nDCG@10
     >>> parse("P(rel=2)@5")
     P(rel=2)@5
+    >>> parse("ndcg_cut.10")
+    nDCG@10
     >>> parse("ndgc@10")
     Traceback (most recent call last):
     ...
@@ -35,57 +43,136 @@ def parse(text: str | Measure) -> Measure:
     """
     if isinstance(text, Measure):
         return text
-    src = text.strip()
-    m = _NAME.match(src)
-    if not m:
-        raise MeasureError(f"'{text}' is not a measure name; examples: nDCG@10, P(rel=2)@5, AP")
-    name = m.group(0)
-    pos = m.end()
-    try:
-        family = get_family(name)
-    except MeasureError:
-        raise MeasureError(f"unknown measure '{text}'{_suggest(text)}") from None
-    params: dict[str, str] = {}
-    if pos < len(src) and src[pos] == "(":
-        close = _matching_paren(src, pos, text)
-        params = _split_params(src[pos + 1 : close], text)
-        pos = close + 1
-    cutoff = None
-    if pos < len(src):
-        rest = src[pos:]
-        if not rest.startswith("@") or not rest[1:].isdigit():
-            raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'")
-        cutoff = int(rest[1:])
-    return Measure.build(family, params, cutoff)
+    found, language_error = _read(text)
+    if len(found) == 1:
+        return found[0]
+    if language_error is not None:
+        raise language_error  # 'P' or 'success': the family needs a cutoff (parse_many gives trec_eval's list)
+    raise MeasureError(
+        f"'{text}' names {len(found)} measures ({', '.join(map(str, found))}); ask for one of them "
+        "(parse_many reads lists)"
+    )
 
 
-def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: int | None = None) -> list[Measure]:
-    """Parse measures in the ranklens language or as trec_eval names (``ndcg_cut.5,10`` gives two).
+def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: float | None = None) -> list[Measure]:
+    """Parse measures: the measure language, trec_eval names (``ndcg_cut.5,10`` gives two) and the names
+    trec_eval prints (``ndcg_cut_10``), ranx names (``hit_rate@10``, ``ndcg_burges@10``, ``hits@10``) and
+    cutoff lists (``nDCG@5,10``, ``P@[5,10]``).
 
+    A name is read as a ranklens measure first (case-insensitively: ``rbp`` is ``RBP``, ``recall`` is
+    ``R``); only what is not one is read as a trec_eval name (``P`` alone is trec_eval's P.5 … P.1000).
     ``rel_level`` sets ``rel`` for every measure that has the parameter and does not set it (trec_eval ``-l``).
     Duplicates are removed, first occurrence kept.
 
-    >>> [str(m) for m in parse_many(["ndcg_cut.5,10", "map", "nDCG@10"])]
-    ['nDCG@5', 'nDCG@10', 'AP']
+    >>> [str(m) for m in parse_many(["ndcg_cut.5,10", "map", "nDCG@10", "P@[1,3]"])]
+    ['nDCG@5', 'nDCG@10', 'AP', 'P@1', 'P@3']
     """
-    from ranklens.measures.trec_names import is_trec_name, parse_trec
-
     items: list[Measure | str] = [texts] if isinstance(texts, str) else list(texts)
     out: list[Measure] = []
     for item in items:
-        found: list[Measure]
-        if isinstance(item, Measure):
-            found = [item]
-        elif is_trec_name(item):
-            found = [m for _, m in parse_trec(item)]
-        else:
-            found = [parse(item)]
+        found = [item] if isinstance(item, Measure) else _read(item)[0]
         for m in found:
             if rel_level is not None:
                 m = m.with_defaults(rel=rel_level)
             if m not in out:
                 out.append(m)
     return out
+
+
+#: Names other tools give a measure with parameters (ranx): name → (family, fixed parameters).
+PRESETS: dict[str, tuple[str, dict[str, str]]] = {
+    "ndcg_burges": ("nDCG", {"gain": "exp"}),
+    "dcg_burges": ("DCG", {"gain": "exp"}),
+}
+
+_CUTOFF = re.compile(r"@([0-9]+)")
+_CUTOFF_LIST = re.compile(r"@(?:\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]|([0-9]+(?:\s*,\s*[0-9]+)+))")
+
+
+def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
+    """The measures ``text`` names, and the measure-language error when a known family name was read as
+    a trec_eval list instead (``P``: P needs a cutoff, trec_eval's ``P`` is nine measures)."""
+    from ranklens.measures import trec_names
+
+    src = text.strip()
+    head, tail = _head_and_cutoff_list(src)
+    if tail is not None:
+        return [_language(f"{head}@{k}", text) for k in tail], None
+    try:
+        return [_language(src, text)], None
+    except MeasureError as err:
+        language_error = err
+    name, dot, params = src.partition(".")
+    shadow = trec_names.shadowed(name)
+    if shadow is not None and dot:
+        family, trec_family = shadow
+        raise MeasureError(
+            f"'{text}': in ranklens '{name}' is {family}, trec_eval's {name} is {trec_family}; write "
+            f"{family}({params}) or {trec_family}({params}) (trec-eval -m {text} is trec_eval's)"
+        ) from None
+    if trec_names.language_lookup(name) is not None:
+        found = [m for _, m in trec_names.parse_trec(src)]  # a bad parameter is trec_eval's error
+        known = _known_family(_NAME.match(src))
+        return found, (language_error if known else None)
+    dotted = trec_names.from_printed_name(src)
+    if dotted is not None:
+        return [m for _, m in trec_names.parse_trec(dotted)], None
+    raise language_error
+
+
+def _known_family(match: re.Match[str] | None) -> bool:
+    if match is None:
+        return False
+    try:
+        get_family(match.group(0))
+    except MeasureError:
+        return False
+    return True
+
+
+def _head_and_cutoff_list(src: str) -> tuple[str, list[int] | None]:
+    """``nDCG@5,10`` / ``P@[5,10]`` → the measure without its cutoff and the cutoffs; else (src, None)."""
+    at = src.rfind("@")
+    if at <= 0:
+        return src, None
+    m = _CUTOFF_LIST.fullmatch(src[at:])
+    if m is None:
+        return src, None
+    listed = m.group(1) if m.group(1) is not None else m.group(2)
+    return src[:at], [int(k) for k in listed.split(",")]
+
+
+def _language(src: str, text: str) -> Measure:
+    """One measure of the ranklens language (family names, aliases and presets)."""
+    src = src.strip()
+    m = _NAME.match(src)
+    if not m:
+        raise MeasureError(f"'{text}' is not a measure name; examples: nDCG@10, P(rel=2)@5, AP")
+    name = m.group(0)
+    pos = m.end()
+    preset = PRESETS.get(name.lower())
+    try:
+        family = get_family(preset[0] if preset else name)
+    except MeasureError:
+        raise MeasureError(f"unknown measure '{text}'{suggest(text)}") from None
+    params: dict[str, str] = {}
+    if pos < len(src) and src[pos] == "(":
+        close = _matching_paren(src, pos, text)
+        params = _split_params(src[pos + 1 : close], text)
+        pos = close + 1
+    if preset:
+        for key, value in preset[1].items():
+            if key in params and params[key].lower() != value:
+                raise MeasureError(f"'{text}': {name} means {preset[0]}({key}={value}); drop '{key}={params[key]}'")
+            params[key] = value
+    cutoff = None
+    if pos < len(src):
+        rest = src[pos:]
+        if not _CUTOFF.fullmatch(rest):  # ASCII digits only: '@²' and '@١٠' are not cutoffs
+            hint = " (separate several measures with spaces: -m nDCG@10 AP)" if "," in rest else ""
+            raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'{hint}")
+        cutoff = int(rest[1:])
+    return Measure.build(family, params, cutoff)
 
 
 def _matching_paren(src: str, start: int, text: str) -> int:
@@ -128,12 +215,74 @@ def _split_params(body: str, text: str) -> dict[str, str]:
     return params
 
 
-def _suggest(text: str) -> str:
-    from ranklens.measures.trec_names import trec_examples
+def suggest(text: str) -> str:
+    """``"; did you mean 'X'?"`` for the measure name nearest to ``text``, or ``""``.
 
-    cutoff = ""
-    at = text.find("@")
-    if at > 0:
-        cutoff = text[at:]
-    names = [f.name + cutoff for f in families()] + trec_examples()
-    return did_you_mean(text, names)
+    The name part (before ``(``, ``@`` or ``.``) is compared with every family name, alias, preset and
+    trec_eval name by edit distance (a swap of two letters counts once); the rest is kept, so
+    ``recal@100`` suggests ``recall@100`` and ``ncdg_cut.10`` suggests ``ndcg_cut.10``.
+
+    >>> suggest("recal@100"), suggest("ncdg"), suggest("xyzzy")
+    ("; did you mean 'recall@100'?", "; did you mean 'nDCG'?", '')
+    """
+    from ranklens.measures.trec_names import TREC_MEASURES
+
+    src = text.strip()
+    head = re.match(r"[^(@.]*", src).group(0)  # type: ignore[union-attr]
+    tail = src[len(head) :]
+    stem, sep, number = head.rpartition("_")
+    if sep and stem and re.fullmatch(r"[0-9]+", number):  # a trec_eval printed name: ncdg_cut_10
+        head, tail = stem, f"_{number}{tail}"
+    names: dict[str, str] = {}
+    for f in families():
+        names.setdefault(f.name.lower(), f.name)
+    for f in families():
+        for alias in f.aliases:
+            names.setdefault(alias.lower(), alias)
+    for preset in PRESETS:
+        names.setdefault(preset, preset)
+    for spec in TREC_MEASURES.values():
+        names.setdefault(spec.name.lower(), spec.name)
+    if head.lower() in names:
+        return ""  # the name is right: what is wrong is elsewhere (a parameter, the cutoff)
+    best = closest(head, list(names.values()))
+    return f"; did you mean '{best}{tail}'?" if best else ""
+
+
+def closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate nearest to ``word`` (case-insensitive), or None when none is near: edit distance at
+    most 1 for words of up to 4 letters, 2 up to 8, else 3; ties go to the same first letter, then to
+    the earlier candidate.
+
+    >>> closest("ndgc", ["DCG", "nDCG", "NumQ"]), closest("zzz", ["DCG"])
+    ('nDCG', None)
+    """
+    low = word.lower()
+    if not low:
+        return None
+    limit = 1 if len(low) <= 4 else 2 if len(low) <= 8 else 3
+    best: tuple[int, int, int] | None = None
+    choice = None
+    for i, c in enumerate(candidates):
+        d = _distance(low, c.lower())
+        if d > limit:
+            continue
+        key = (d, 0 if c[:1].lower() == low[:1] else 1, i)
+        if best is None or key < best:
+            best, choice = key, c
+    return choice
+
+
+def _distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]

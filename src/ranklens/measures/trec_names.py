@@ -21,7 +21,17 @@ from ranklens.measures.base import Measure
 from ranklens.measures.registry import get_family
 from ranklens.measures.trec_families import ELEVEN_POINTS
 
-__all__ = ["TREC_MEASURES", "TrecName", "add", "is_trec_name", "parse_trec", "trec_examples"]
+__all__ = [
+    "TREC_MEASURES",
+    "TrecName",
+    "add",
+    "from_printed_name",
+    "is_trec_name",
+    "language_lookup",
+    "parse_trec",
+    "shadowed",
+    "trec_examples",
+]
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -241,6 +251,54 @@ def lookup(name: str) -> TrecName | None:
     return None
 
 
+def language_lookup(name: str) -> TrecName | None:
+    """The trec_eval name ``name`` in the measure language (any letter case), except where the name is a
+    ranklens family that trec_eval defines differently (:func:`shadowed`: ``rbp``)."""
+    if shadowed(name) is not None:
+        return None
+    return TREC_MEASURES.get(name.lower())
+
+
+def shadowed(name: str) -> tuple[str, str] | None:
+    """``(ranklens family, trec_eval's family)`` when ``name`` is both a ranklens family name and a
+    trec_eval name of a different measure: ``rbp`` is RBP (Moffat & Zobel) in ranklens, TrecRBP in
+    trec_eval. The measure language reads the ranklens family; ``ranklens trec-eval`` trec_eval's.
+
+    >>> shadowed("rbp"), shadowed("map")
+    (('RBP', 'TrecRBP'), None)
+    """
+    spec = TREC_MEASURES.get(name.lower())
+    if spec is None:
+        return None
+    try:
+        family = get_family(name)
+    except MeasureError:
+        return None
+    try:
+        theirs = spec.expand(None)[0][1].family
+    except MeasureError:
+        return None
+    return None if theirs.name == family.name else (family.name, theirs.name)
+
+
+def from_printed_name(text: str) -> str | None:
+    """The trec_eval argument of a name trec_eval prints: ``P_5`` → ``P.5``, ``ndcg_cut_10`` →
+    ``ndcg_cut.10``, ``iprec_at_recall_0.10`` → ``iprec_at_recall.0.10``; None for anything else.
+
+    >>> from_printed_name("ndcg_cut_10"), from_printed_name("recall_100"), from_printed_name("nDCG@10")
+    ('ndcg_cut.10', 'recall.100', None)
+    """
+    name, sep, value = text.strip().rpartition("_")
+    if not sep or not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
+        return None
+    spec = language_lookup(name)
+    if spec is None or spec.kind not in ("cutoffs", "levels"):
+        return None
+    if spec.kind == "cutoffs" and "." in value:
+        return None
+    return f"{spec.name}.{value}"
+
+
 def is_trec_name(text: object) -> bool:
     """True when ``text`` is a trec_eval measure name (with or without parameters)."""
     if not isinstance(text, str):
@@ -261,7 +319,7 @@ def parse_trec(text: str) -> list[tuple[str, Measure]]:
     [('ndcg_1=1,2=3', 'nDCG(gain={1:1,2:3})')]
     """
     name, params = _split(text)
-    spec = lookup(name)
+    spec = lookup(name) or language_lookup(name)
     if spec is None:
         raise MeasureError(f"unknown trec_eval measure '{text}'{did_you_mean(name, [s.name for s in TREC_MEASURES.values()])}")
     return spec.expand(params)

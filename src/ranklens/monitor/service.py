@@ -395,7 +395,7 @@ class Monitor:
                 self._evaluators[dataset_id] = cached
                 while len(self._evaluators) > 8:
                     self._evaluators.popitem(last=False)
-        results = Evaluator(body.measures, cached)(body.run, name=body.system)
+        results = Evaluator(body.measures, cached)(body.run, name=body.system, warn=False)  # notes go in the snapshot
         run_json = results.to_json_dict()
         tags = _tags(body.tags)
         tags.setdefault("dataset", f"{dataset_name}@{dataset_version}")

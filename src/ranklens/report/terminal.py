@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from ranklens.compare import Comparison, ComparisonRow
 from ranklens.report._format import (
@@ -12,86 +13,126 @@ from ranklens.report._format import (
     UP_RAW,
     legend,
     num,
+    signed,
     stat_cells,
 )
 
 __all__ = ["render_table"]
 
 
-def render_table(comparison: Comparison, *, width: int | None = None, color: bool = False) -> str:
+#: Columns of the pairwise tables, and the order in which they are left out when the terminal is narrow
+#: (least important first); system, baseline, Δ, the interval, the corrected p and the marker always stay.
+_DROP = ("Δ%", "d", "p", "n", "W/T/L", "mean base", "mean sys")
+
+
+def render_table(
+    comparison: Comparison, *, width: int | None = None, color: bool = False, worst: int | None = None
+) -> str:
     """The comparison as text tables: per measure, one row per (baseline, system) pair, then one table per
-    measure across segments, then the Pareto table when costs were given.
+    measure across segments, then the Pareto table when costs were given, then with ``worst`` the
+    ``worst`` queries with the largest drop of every pair and measure.
 
     ▲/▼ mark a difference significant after correction (system better/worse than its baseline), △/▽ one
-    significant only before correction.
+    significant only before correction. Tables fit ``width`` (default: the terminal's; no limit when
+    writing to a file or pipe): low-priority columns are left out, with a note naming them.
     """
-    from rich.console import Console
     from rich.table import Table
 
+    from ranklens.report._fit import console, drop_to_fit, terminal_width
+
+    width = width if width is not None else terminal_width()
     buf = io.StringIO()
-    console = Console(
-        file=buf,
-        width=width or 240,
-        force_terminal=color,
-        color_system="standard" if color else None,
-        highlight=False,
-    )
+    con = console(buf, width, color=color)
     alpha = comparison.alpha
     level = f"{100 * (1 - alpha):g}% CI"
     corr = comparison.options.get("correction", "holm")
+    hidden: dict[str, None] = {}
+
+    def pairwise(title: str, rows: list[ComparisonRow], segment: bool) -> None:
+        names = _names(level, corr, segment=segment)
+
+        def make(visible: Sequence[str]) -> Table:
+            t = Table(title=title, title_justify="left")
+            for name in visible:
+                _column(t, name)
+            for r in rows:
+                cells = dict(zip(names, _cells(r, alpha, segment=segment)))
+                t.add_row(*(cells[n] for n in visible), style=_style(r) if color else None)
+            return t
+
+        table, dropped = drop_to_fit(con, width, make, names, [_label(d, level, corr) for d in _DROP])
+        hidden.update(dict.fromkeys(dropped))
+        con.print(table)
+
     for measure in comparison.measures:
-        rows = comparison.select(measure=measure)
-        t = Table(title=f"{measure} — all queries", title_justify="left")
-        _columns(t, level, corr, segment=False)
-        for r in rows:
-            t.add_row(*_cells(r, alpha, segment=False), style=_style(r) if color else None)
-        console.print(t)
+        pairwise(f"{measure} — all queries", comparison.select(measure=measure), segment=False)
     if comparison.segments:
         for measure in comparison.measures:
             rows = comparison.select(measure=measure, overall=False)
-            if not rows:
-                continue
-            t = Table(title=f"{measure} — per segment", title_justify="left")
-            _columns(t, level, corr, segment=True)
-            for r in rows:
-                t.add_row(*_cells(r, alpha, segment=True), style=_style(r) if color else None)
-            console.print(t)
+            if rows:
+                pairwise(f"{measure} — per segment", rows, segment=True)
     if comparison.pareto:
         t = Table(title="cost–quality (lower cost is better)", title_justify="left")
-        t.add_column("measure")
-        t.add_column("system")
-        t.add_column("quality", justify="right")
+        t.add_column("measure", overflow="fold")
+        t.add_column("system", overflow="fold")
+        t.add_column("quality", justify="right", no_wrap=True)
         cost_names = [c for c, _ in comparison.pareto[0].costs]
         for c in cost_names:
-            t.add_column(c, justify="right")
-        t.add_column("Pareto")
+            t.add_column(c, justify="right", no_wrap=True, overflow="fold")
+        t.add_column("Pareto", overflow="fold")
         for p in comparison.pareto:
             verdict = f"dominated by {', '.join(p.dominated_by)}" if p.dominated else "front"
             t.add_row(p.measure, p.system, num(p.quality), *(f"{v:g}" for _, v in p.costs), verdict)
-        console.print(t)
-    console.print(
+        con.print(t)
+    if worst:
+        _worst_tables(con, comparison, worst)
+    if hidden:
+        con.print(f"(left out to fit {width} columns: {', '.join(hidden)}; a wider terminal or -f markdown shows them)")
+    con.print(
         f"{UP}/{DOWN} significant after correction, {UP_RAW}/{DOWN_RAW} before correction only: {legend(comparison)}."
     )
     return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
 
 
-def _columns(t: object, level: str, corr: str, *, segment: bool) -> None:
+def _worst_tables(con: object, comparison: Comparison, n: int) -> None:
+    from rich.table import Table
+
+    drops = comparison.worst(n)
+    for b, s in comparison.pairs:
+        for m in comparison.measures:
+            items = [d for d in drops if (d.baseline, d.system, d.measure) == (b, s, m)]
+            con.print(f"{m} — largest drops of {s} against {b}")  # type: ignore[attr-defined]
+            t = Table()
+            t.add_column("query", overflow="fold")
+            t.add_column(b, justify="right", no_wrap=True, overflow="fold")
+            t.add_column(s, justify="right", no_wrap=True, overflow="fold")
+            t.add_column("Δ", justify="right", no_wrap=True)
+            for d in items:
+                t.add_row(d.query_id, num(d.value_baseline), num(d.value_system), signed(d.delta))
+            if not items:
+                t.add_row("(no query dropped)", "", "", "")
+            con.print(t)  # type: ignore[attr-defined]
+
+
+def _label(name: str, level: str, corr: str) -> str:
+    return level if name == "CI" else (f"p ({corr})" if name == "p (corr)" else name)
+
+
+def _names(level: str, corr: str, *, segment: bool) -> list[str]:
+    names = ["segment"] if segment else []
+    names += ["system", "baseline", "n", "mean base", "mean sys", "Δ", "Δ%", level, "p", f"p ({corr})", "d"]
+    names += ["W/T/L", ""]
+    return names
+
+
+def _column(t: object, name: str) -> None:
     add = t.add_column  # type: ignore[attr-defined]
-    if segment:
-        add("segment")
-    add("system")
-    add("baseline")
-    add("n", justify="right")
-    add("mean base", justify="right")
-    add("mean sys", justify="right")
-    add("Δ", justify="right")
-    add("Δ%", justify="right")
-    add(level, justify="right")
-    add("p", justify="right")
-    add(f"p ({corr})", justify="right")
-    add("d", justify="right")
-    add("W/T/L", justify="right")
-    add("", justify="center")
+    if name in ("segment", "system", "baseline"):
+        add(name, overflow="fold", min_width=min(len(name), 8))
+    elif name == "":
+        add(name, justify="center", no_wrap=True)
+    else:
+        add(name, justify="right", no_wrap=True)
 
 
 def _cells(r: ComparisonRow, alpha: float, *, segment: bool) -> list[str]:

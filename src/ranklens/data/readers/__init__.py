@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -29,14 +29,17 @@ import pyarrow.compute as pc
 
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, did_you_mean
 
 __all__ = [
+    "FLOAT_QRELS",
     "QRELS",
     "RUN",
+    "ColumnMap",
     "Columns",
     "Kind",
     "check_text",
+    "column_roles",
     "extra_fields_note",
     "first_empty_id",
     "is_integer_token",
@@ -44,6 +47,7 @@ __all__ = [
     "line_of_offset",
     "no_rows",
     "nonblank_line_numbers",
+    "qrels_kind",
     "resolve_columns",
     "table_columns",
     "text_end",
@@ -53,10 +57,13 @@ __all__ = [
 ]
 
 #: Accepted column names (lower case), preferred first. Used by CSV/TSV, JSON Lines, Parquet and frames.
-QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic")
-DOC_ALIASES = ("doc_id", "docid", "docno", "doc")
-SCORE_ALIASES = ("score", "sim")
-LABEL_ALIASES = ("relevance", "rel", "label", "grade")
+#: ``query-id``/``corpus-id``/``score`` are BEIR's qrels; ``user``/``item``/``rating``/``prediction`` (and
+#: MovieLens' ``userId``/``movieId``) are recommender logs. ``score`` is resolved by kind: in qrels it is the
+#: label (BEIR), and only when no other label column is present; in a run it is the score.
+QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "query-id", "user_id", "userid", "user")
+DOC_ALIASES = ("doc_id", "docid", "docno", "doc", "corpus-id", "item_id", "itemid", "movieid", "item")
+SCORE_ALIASES = ("score", "sim", "prediction")
+LABEL_ALIASES = ("relevance", "rel", "label", "grade", "rating", "score")
 
 
 @dataclass(frozen=True)
@@ -66,10 +73,20 @@ class Kind:
     name: str  # "qrels" or "run"
     value: str  # canonical value column name: "relevance" or "score"
     value_aliases: tuple[str, ...]
+    value_roles: tuple[str, ...]  # what columns= may call the value column
+    value_option: str  # its key in --qrels-columns / --run-columns
+    real_values: bool = False  # values are any finite number (scores; labels="float"), else integers
 
 
-QRELS = Kind("qrels", "relevance", LABEL_ALIASES)
-RUN = Kind("run", "score", SCORE_ALIASES)
+QRELS = Kind("qrels", "relevance", LABEL_ALIASES, ("relevance", "label", "rel", "grade"), "label")
+RUN = Kind("run", "score", SCORE_ALIASES, ("score",), "score", real_values=True)
+#: qrels with real-valued labels (``read_qrels(..., labels="float")``): read as QRELS, values as numbers
+FLOAT_QRELS = dataclasses.replace(QRELS, real_values=True)
+
+
+def qrels_kind(labels: str) -> Kind:
+    """The :class:`Kind` reading qrels with ``labels="int"`` (:data:`QRELS`) or ``"float"`` (:data:`FLOAT_QRELS`)."""
+    return FLOAT_QRELS if labels == "float" else QRELS
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,8 @@ class Columns:
 
     ``line_numbers[i]`` is the 1-based line (or row) of row ``i``; ``None`` means row ``i`` is line ``i+1``.
     ``tag`` is the run tag found in the input (TREC column 6), if any; ``extra_fields`` the number of
-    lines with words after it (ignored, as trec_eval ignores them).
+    lines with words after it (ignored, as trec_eval ignores them); ``notes`` what the reader assumed
+    (a sniffed layout), passed on to ``Qrels.notes`` / ``Run.notes``.
     """
 
     query_id: object
@@ -87,22 +105,25 @@ class Columns:
     line_numbers: np.ndarray | None = None
     tag: str | None = None
     extra_fields: int = 0
+    notes: tuple[str, ...] = ()
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def check_text(data: bytes, source: str) -> bytes:
-    """Reject binary input (NUL bytes, invalid UTF-8) and return ``data`` without a UTF-8 byte-order mark.
+    """Reject binary input (NUL bytes, invalid UTF-8) and return ``data`` without the UTF-8 byte-order
+    marks it starts with (all of them: pyarrow's parser would drop a second one, the line scan would not).
 
-    >>> check_text(b"q1 0 d1 1\\n", "qrels.txt")
+    >>> check_text(b"\\xef\\xbb\\xbf\\xef\\xbb\\xbfq1 0 d1 1\\n", "qrels.txt")
     b'q1 0 d1 1\\n'
     >>> check_text(b"q1 0 d1 1\\nq\\x00", "qrels.txt")
     Traceback (most recent call last):
     ...
     ranklens.errors.FormatError: qrels.txt:2: expected UTF-8 text, found a NUL byte (is this a binary or compressed file?)
     """
-    data = data.removeprefix(_UTF8_BOM)
+    while data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
     nul = data.find(b"\x00")
     if nul >= 0:
         raise FormatError(
@@ -182,41 +203,133 @@ def _describe(aliases: Sequence[str]) -> str:
     return f"{aliases[0]} (or {', '.join(aliases[1:])})"
 
 
+#: What ``columns=`` may call the query and document columns (the value's names are in :class:`Kind`).
+_QUERY_ROLES = ("query_id", "query", "qid")
+_DOC_ROLES = ("doc_id", "doc", "docid", "docno")
+
+ColumnMap = Mapping[str, str]
+"""``columns=``: ``{column name: role}``, e.g. ``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``."""
+
+
+def column_roles(columns: ColumnMap | None, kind: Kind, source: str) -> dict[str, str] | None:
+    """Check ``columns=`` (``{column name: role}``) and return it as ``{role: column name}``, with the roles
+    ``"query"``, ``"doc"`` and ``"value"``. Roles: ``query_id``/``query``/``qid``, ``doc_id``/``doc``/
+    ``docid``/``docno``, and for the value ``relevance``/``label``/``rel``/``grade`` (qrels) or ``score`` (runs).
+
+    >>> column_roles({"user": "query_id", "item": "doc", "rating": "label"}, QRELS, "ratings.csv")
+    {'query': 'user', 'doc': 'item', 'value': 'rating'}
+    >>> column_roles({"user": "qid", "rating": "relevance"}, RUN, "predictions.csv")
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.FormatError: predictions.csv: columns=: 'relevance' is a role of qrels; a run's value is its score: {'rating': 'score'}
+    """
+    if columns is None:
+        return None
+    if not isinstance(columns, Mapping):
+        raise FormatError(source, f"columns=: expected a dict {{column name: role}}, got {type(columns).__name__}")
+    other = QRELS if kind is RUN else RUN
+    roles: dict[str, str] = {}
+    for column, role in columns.items():
+        key = str(role).strip().lower()
+        if key in _QUERY_ROLES:
+            which = "query"
+        elif key in _DOC_ROLES:
+            which = "doc"
+        elif key in kind.value_roles:
+            which = "value"
+        elif key in other.value_roles:
+            owner = "a run's value is its score" if kind is RUN else "the qrels' value is the relevance"
+            raise FormatError(
+                source, f"columns=: {role!r} is a role of {other.name}; {owner}: {{{column!r}: {kind.value!r}}}"
+            )
+        else:
+            hint = ""
+            if str(column).strip().lower() in (*_QUERY_ROLES, *_DOC_ROLES, *kind.value_roles):
+                hint = f" (columns= maps a column name to its role: did you mean {{{role!r}: {column!r}}}?)"
+            raise FormatError(
+                source,
+                f"columns=: unknown role {role!r} for column {column!r}; expected one of query_id, doc_id, "
+                f"{kind.value}{hint}",
+            )
+        if which in roles:
+            raise FormatError(
+                source, f"columns=: {roles[which]!r} and {column!r} are both mapped to {_role_name(which, kind)}"
+            )
+        roles[which] = str(column)
+    return roles
+
+
+def _role_name(role: str, kind: Kind) -> str:
+    return {"query": "query_id", "doc": "doc_id"}.get(role, kind.value)
+
+
 def resolve_columns(
-    names: Sequence[str], kind: Kind, source: str, line: int | None = None, *, noun: str = "column"
+    names: Sequence[str],
+    kind: Kind,
+    source: str,
+    line: int | None = None,
+    *,
+    noun: str = "column",
+    mapping: Mapping[str, str] | None = None,
+    suggest_map: bool = True,
 ) -> tuple[int, int, int]:
     """Return the positions of the query, document and value columns among ``names``.
 
-    Matching ignores case and surrounding spaces; the first alias present wins.
+    ``mapping`` (from :func:`column_roles`) names some of them explicitly; the others are found by their
+    aliases. Matching ignores case and surrounding spaces; the first alias present wins.
 
     >>> resolve_columns(["QID", "docno", "rank", "sim"], RUN, "run.csv")
     (0, 1, 3)
+    >>> resolve_columns(["sku", "member", "rating"], QRELS, "q.csv", mapping={"query": "member", "doc": "sku"})
+    (1, 0, 2)
     >>> resolve_columns(["qid", "docno", "rank"], RUN, "run.csv", 1)
     Traceback (most recent call last):
     ...
-    ranklens.errors.FormatError: run.csv:1: missing column score (or sim); expected columns query_id, doc_id, score; found: qid, docno, rank
+    ranklens.errors.FormatError: run.csv:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python)
     """
-    lowered = [str(n).strip().lower() for n in names]
-    found: list[int] = []
-    missing: list[str] = []
-    for aliases in (QUERY_ALIASES, DOC_ALIASES, kind.value_aliases):
-        pos = next((lowered.index(a) for a in aliases if a in lowered), None)
+    stripped = [str(n).strip() for n in names]
+    lowered = [n.lower() for n in stripped]
+    shown = ", ".join(str(n) for n in names) if names else "(none)"
+    positions: dict[str, int] = {}
+    for role, column in (mapping or {}).items():
+        want = column.strip()
+        pos = next((i for i, n in enumerate(stripped) if n == want), None)  # exact first, then ignoring case
         if pos is None:
-            missing.append(_describe(aliases))
+            pos = next((i for i, n in enumerate(lowered) if n == want.lower()), None)
+        if pos is None:
+            raise FormatError(
+                source,
+                f"{noun} {column!r} (mapped to {_role_name(role, kind)}) not found; found: {shown}"
+                f"{did_you_mean(column, stripped)}",
+                line,
+            )
+        positions[role] = pos
+    taken = set(positions.values())
+    missing: list[str] = []
+    for role, aliases in (("query", QUERY_ALIASES), ("doc", DOC_ALIASES), ("value", kind.value_aliases)):
+        if role in positions:
+            continue
+        pos = next((i for a in aliases for i, n in enumerate(lowered) if n == a and i not in taken), None)
+        if pos is None:
+            missing.append(role)
         else:
-            found.append(pos)
+            positions[role] = pos
+            taken.add(pos)
     if missing:
-        shown = ", ".join(str(n) for n in names) if names else "(none)"
+        aliases_of = {"query": QUERY_ALIASES, "doc": DOC_ALIASES, "value": kind.value_aliases}
         plural = "s" if len(missing) > 1 else ""
         message = (
-            f"missing {noun}{plural} {' and '.join(missing)}; expected {noun}s query_id, doc_id, "
-            f"{kind.value}; found: {shown}"
+            f"missing {noun}{plural} {' and '.join(_describe(aliases_of[r]) for r in missing)}; expected {noun}s "
+            f"query_id, doc_id, {kind.value}; found: {shown}"
         )
         other = QRELS if kind is RUN else RUN
-        if len(missing) == 1 and any(a in lowered for a in other.value_aliases):
+        if len(missing) == 1 and any(a in lowered for a in other.value_aliases if a not in kind.value_aliases):
             message += f"; this looks like {other.name} data: did you swap QRELS and RUN?"
+        elif suggest_map:
+            pairs = ",".join(f"{r if r != 'value' else kind.value_option}=COLUMN" for r in missing)
+            message += f"; map {'them' if plural else 'it'} with --{kind.name}-columns {pairs} (columns= in Python)"
         raise FormatError(source, message, line)
-    return found[0], found[1], found[2]
+    return positions["query"], positions["doc"], positions["value"]
 
 
 def first_empty_id(query_id: pa.Array | pa.ChunkedArray, doc_id: pa.Array | pa.ChunkedArray) -> tuple[int, int] | None:
@@ -244,14 +357,17 @@ def write_lines(lines: pa.Array | pa.ChunkedArray, out: BinaryIO) -> None:
     out.write(memoryview(lines.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
 
 
-def to_qrels(columns: Columns, source: str) -> Qrels:
-    """Build Qrels from parsed columns; errors name the line each row came from."""
+def to_qrels(columns: Columns, source: str, labels: str = "int") -> Qrels:
+    """Build Qrels from parsed columns (``labels``: ``"int"`` or ``"float"``); errors name the line each
+    row came from."""
     try:
-        return Qrels.from_arrays(
-            columns.query_id, columns.doc_id, columns.value, source=source, line_numbers=columns.line_numbers
+        qrels = Qrels.from_arrays(
+            columns.query_id, columns.doc_id, columns.value, source=source, line_numbers=columns.line_numbers,
+            label_kind=labels,
         )
     except (pa.ArrowException, OverflowError) as e:
         raise FormatError(source, f"cannot build qrels: {_first_line(e)}") from None
+    return dataclasses.replace(qrels, notes=columns.notes) if columns.notes else qrels
 
 
 def to_run(columns: Columns, source: str, name: str) -> Run:
@@ -263,7 +379,8 @@ def to_run(columns: Columns, source: str, name: str) -> Run:
         )
     except (pa.ArrowException, OverflowError) as e:
         raise FormatError(source, f"cannot build run: {_first_line(e)}") from None
-    return dataclasses.replace(run, notes=(extra_fields_note(columns.extra_fields),)) if columns.extra_fields else run
+    notes = (*columns.notes, *((extra_fields_note(columns.extra_fields),) if columns.extra_fields else ()))
+    return dataclasses.replace(run, notes=notes) if notes else run
 
 
 def extra_fields_note(lines: int) -> str:
@@ -282,13 +399,28 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def table_columns(table: pa.Table, kind: Kind, source: str) -> Columns:
-    """Pick the query, document and value columns of an Arrow table (Parquet, frames) by name.
+def _is_numeric_type(t: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t))
+
+
+def _is_text_type(t: pa.DataType) -> bool:  # numbers as text: read as numbers, or rejected naming the row
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def table_columns(table: pa.Table, kind: Kind, source: str, mapping: Mapping[str, str] | None = None) -> Columns:
+    """Pick the query, document and value columns of an Arrow table (Parquet, frames) by name, or as
+    ``mapping`` (from :func:`column_roles`) says.
 
     "Line" in messages is the 1-based row number.
     """
-    q, d, v = resolve_columns(table.column_names, kind, source)
+    q, d, v = resolve_columns(table.column_names, kind, source, mapping=mapping)
     names = table.column_names
+    value_type = table.schema.field(v).type
+    if pa.types.is_dictionary(value_type):
+        value_type = value_type.value_type
+    if not (_is_numeric_type(value_type) or _is_text_type(value_type) or pa.types.is_null(value_type)):
+        # bool, timestamps, dates, durations …: numpy would turn them into numbers that mean nothing here
+        raise FormatError(source, f"expected numbers in column '{names[v]}', got {value_type}")
     value_what = "score" if kind is RUN else "relevance label"
     for what, pos in (("query id", q), ("document id", d), (value_what, v)):
         column = table.column(pos)

@@ -1,15 +1,22 @@
 """CSV and TSV with a header of named columns: read and write.
 
 The header names the columns; any order, extra columns ignored, names matched case-insensitively with
-aliases (``query_id``/``qid``/``query``, ``doc_id``/``docid``/``docno``/``doc``, ``score``/``sim``,
-``relevance``/``rel``/``label``/``grade``). CSV fields may be quoted (``"``); TSV fields are taken as
-they are. Blank lines are skipped; line numbers in messages count them.
+aliases (``query_id``/``qid``/``query``/``user_id``…, ``doc_id``/``docid``/``docno``/``item_id``…,
+``score``/``sim``/``prediction``, ``relevance``/``rel``/``label``/``grade``/``rating``/``score``; see
+:data:`ranklens.data.readers.QUERY_ALIASES`), or as ``columns=`` maps them. CSV fields may be quoted
+(``"``); TSV fields are taken as they are. Blank lines are skipped; line numbers in messages count them.
+
+A TSV file whose first line is not a header but a TREC line (``sniff=True``: the format came from the
+``.tsv`` extension and no ``columns=`` was given) is read by :mod:`.trec`, with a note: MS MARCO's
+``qrels.dev.tsv`` (``qid 0 pid rel``) and runs (``qid pid rank``) have no header.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+from collections.abc import Mapping
 from typing import BinaryIO
 
 import numpy as np
@@ -20,26 +27,39 @@ import pyarrow.csv as pacsv
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     QRELS,
-    RUN,
     Columns,
     Kind,
     check_text,
     first_empty_id,
     is_integer_token,
     is_number_token,
+    line_of_offset,
     nonblank_line_numbers,
     resolve_columns,
     text_end,
+    trec,
     write_lines,
 )
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["read_delimited", "write_delimited"]
+__all__ = ["NO_HEADER_QRELS_NOTE", "read_delimited", "write_delimited"]
+
+NO_HEADER_QRELS_NOTE = "no header line: read as TREC qrels (qid iter docid rel), the layout of MS MARCO's qrels.*.tsv"
 
 
-def read_delimited(data: bytes, source: str, kind: Kind, delimiter: str) -> Columns:
-    """Parse CSV (``delimiter=","``) or TSV (``"\\t"``) with a header line.
+def read_delimited(
+    data: bytes,
+    source: str,
+    kind: Kind,
+    delimiter: str,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    sniff: bool = False,
+) -> Columns:
+    """Parse CSV (``delimiter=","``) or TSV (``"\\t"``) with a header line; ``mapping`` (from
+    :func:`~ranklens.data.readers.column_roles`) names columns; ``sniff`` reads a headerless TSV of TREC
+    lines as TREC.
 
     >>> c = read_delimited(b"qid,docno,rel\\nq1,d1,2\\n\\nq1,d2,0\\n", "qrels.csv", QRELS, ",")
     >>> c.query_id.to_pylist(), c.doc_id.to_pylist(), c.value.to_pylist(), c.line_numbers.tolist()
@@ -49,6 +69,7 @@ def read_delimited(data: bytes, source: str, kind: Kind, delimiter: str) -> Colu
     end = text_end(data)
     if end == 0:
         raise FormatError(source, "expected at least one line, got an empty file")
+    _check_line_ends(data, end, source)
     header_line, header_start = 1, 0
     while True:  # the header is the first non-blank line
         newline = data.find(b"\n", header_start, end)
@@ -56,8 +77,14 @@ def read_delimited(data: bytes, source: str, kind: Kind, delimiter: str) -> Colu
         if data[header_start:header_end].strip():
             break
         header_start, header_line = newline + 1, header_line + 1
-    names = _split(data[header_start:header_end].decode("utf-8").rstrip("\r"), delimiter)
-    positions = _resolve(names, kind, source, header_line)
+    first = data[header_start:header_end]
+    names = _split(first.decode("utf-8").rstrip("\r"), delimiter, source, header_line)
+    if sniff and delimiter == "\t" and mapping is None and trec.looks_like(first) is not None:
+        try:
+            resolve_columns(names, kind, source, header_line)
+        except FormatError:
+            return _headerless(data, source, kind)
+    positions = _resolve(names, kind, source, header_line, mapping, first)
     if header_end >= end:
         raise FormatError(source, "expected at least one row after the header, got none", header_line)
     body = memoryview(data)[header_end + 1 : end]
@@ -75,19 +102,70 @@ def read_delimited(data: bytes, source: str, kind: Kind, delimiter: str) -> Colu
     return Columns(query, doc, value, numbers)
 
 
-def _split(line: str, delimiter: str) -> list[str]:
+def _split(line: str, delimiter: str, source: str = "", lineno: int | None = None) -> list[str]:
     if delimiter == "\t":
         return line.split("\t")
-    return next(csv.reader([line]), [])
-
-
-def _resolve(names: list[str], kind: Kind, source: str, line: int) -> tuple[int, int, int]:
     try:
-        return resolve_columns(names, kind, source, line)
+        return next(csv.reader([line]), [])
+    except csv.Error as e:  # (a field over the csv module's size limit)
+        raise FormatError(source, f"cannot split the line into fields: {e}", lineno) from None
+
+
+def _check_line_ends(data: bytes, end: int, source: str) -> None:
+    """Lines end with LF or CRLF. A CR alone (old Mac line ends, or a stray one in a field) would be a
+    line end to pyarrow but not to the line scan: an error naming its line."""
+    crs = data.count(b"\r", 0, end)
+    if not crs or crs == data.count(b"\r\n", 0, end):
+        return
+    at = data.find(b"\r", 0, end)
+    while data.startswith(b"\r\n", at):
+        at = data.find(b"\r", at + 2, end)
+    raise FormatError(
+        source,
+        "found a carriage return (\\r) that is not followed by a line feed: lines must end with LF or CRLF "
+        "(for CR-only line ends, as old Mac files have: tr '\\r' '\\n')",
+        line_of_offset(data, at),
+    )
+
+
+def _headerless(data: bytes, source: str, kind: Kind) -> Columns:
+    """A TSV without a header, made of TREC lines: read as TREC, with one note saying so."""
+    if kind.name == "qrels":
+        labels = "float" if kind.real_values else "int"
+        return dataclasses.replace(trec.read_qrels(data, source, labels=labels), notes=(NO_HEADER_QRELS_NOTE,))
+    cols = trec.read_run(data, source, layout="auto")
+    notes = tuple(f"no header line; {note}" for note in cols.notes) or (
+        "no header line: read as a TREC run (qid Q0 docid rank score tag)",
+    )
+    return dataclasses.replace(cols, notes=notes)
+
+
+def _resolve(
+    names: list[str], kind: Kind, source: str, line: int, mapping: Mapping[str, str] | None, first: bytes
+) -> tuple[int, int, int]:
+    numeric = any(is_number_token(n.strip()) for n in names)
+    try:
+        return resolve_columns(names, kind, source, line, mapping=mapping, suggest_map=not numeric)
     except FormatError as e:
-        if any(is_number_token(n.strip()) for n in names):
-            raise FormatError(source, e.detail + "; the first line must be a header naming the columns", line) from None
+        if numeric and mapping is None:
+            detail = e.detail + "; the first line must be a header naming the columns" + _looks_like(first, kind)
+            raise FormatError(source, detail, line) from None
         raise
+
+
+def _looks_like(first: bytes, kind: Kind) -> str:
+    """A hint for a TSV/CSV forced to be one, whose first line is a TREC line of this kind."""
+    if trec.looks_like(first) != kind.name:
+        return ""
+    if kind.name == "qrels":
+        return " (it looks like TREC qrels: use --qrels-format trec, format= in Python)"
+    layout = trec.run_layout_of(first)
+    width = 0 if layout is None else len(layout.names)
+    if width == 3:
+        return " (it looks like an MS MARCO run: use --run-format msmarco, format= in Python)"
+    if width == 5:
+        return " (it looks like a TREC run without the tag: read it without forcing the format)"
+    return " (it looks like a TREC run: use --run-format trec, format= in Python)"
 
 
 def _parse(
@@ -95,7 +173,7 @@ def _parse(
 ) -> pa.Table | None:
     columns = [f"f{i}" for i in range(len(names))]
     wanted = [columns[p] for p in positions]
-    value_type = pa.float64() if kind is RUN else pa.int64()
+    value_type = pa.float64() if kind.real_values else pa.string()  # labels: checked below, then cast
     try:
         table = pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(body)),
@@ -118,7 +196,13 @@ def _parse(
         )
     except (pa.ArrowException, ValueError):
         return None
-    return table.select(wanted)
+    table = table.select(wanted)
+    if kind.real_values:
+        return table
+    labels = table.column(2)  # decimal integers of at most 10 digits (not 0x10, 1e3, 2^63), else the scan says
+    if len(labels) and not pc.all(pc.match_substring_regex(labels, r"^[+-]?[0-9]{1,10}$")).as_py():
+        return None
+    return table.set_column(2, table.field(2).name, pc.cast(pc.replace_substring_regex(labels, r"^\+", ""), pa.int64()))
 
 
 def _scan(
@@ -140,7 +224,7 @@ def _scan(
     for lineno, raw in enumerate(io.BytesIO(data), 1):
         if lineno <= header_line or not raw.strip():
             continue
-        fields = _split(raw.decode("utf-8").rstrip("\r\n"), delimiter)
+        fields = _split(raw.decode("utf-8").rstrip("\r\n"), delimiter, source, lineno)
         if len(fields) != len(names):
             raise FormatError(
                 source, f"expected {len(names)} fields as in the header ({expected}), got {len(fields)}", lineno
@@ -149,11 +233,18 @@ def _scan(
             if fields[pos] == "":
                 raise FormatError(source, f"expected a {what} in column {pos + 1} ({names[pos]}), got an empty value", lineno)
         value = fields[v].strip()
-        if kind is RUN and not is_number_token(value):
+        if kind.real_values and not is_number_token(value):
             raise FormatError(source, f"expected a number in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno)
-        if kind is QRELS and not is_integer_token(value):
+        if not kind.real_values and not is_integer_token(value):
             raise FormatError(
                 source, f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno
+            )
+        if not kind.real_values and (len(value.lstrip("+-").lstrip("0")) > 10 or not -(2**31) <= int(value) < 2**31):
+            raise FormatError(
+                source,
+                f"expected a relevance label in the 32-bit range (±2147483647) in column {v + 1} ({names[v]}), "
+                f"got '{fields[v]}'",
+                lineno,
             )
         queries.append(fields[q])
         docs.append(fields[d])
@@ -161,7 +252,7 @@ def _scan(
         lines.append(lineno)
     if not lines:
         raise FormatError(source, "expected at least one row after the header, got none", header_line)
-    parsed = np.array(values).astype(np.float64 if kind is RUN else np.int64)
+    parsed = np.array(values).astype(np.float64 if kind.real_values else np.int64)
     return Columns(pa.array(queries, pa.string()), pa.array(docs, pa.string()), parsed, np.array(lines, dtype=np.int64))
 
 

@@ -15,48 +15,81 @@ from typing import Any
 import pyarrow as pa
 
 from ranklens.data.qrels import Qrels
-from ranklens.data.readers import QRELS, RUN, Kind, resolve_columns, table_columns, to_qrels, to_run
+from ranklens.data.readers import (
+    QRELS,
+    RUN,
+    ColumnMap,
+    Kind,
+    column_roles,
+    resolve_columns,
+    table_columns,
+    to_qrels,
+    to_run,
+)
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["qrels_from_object", "run_from_object", "source_name"]
+__all__ = ["no_names", "qrels_from_object", "run_from_object", "source_name"]
 
 _SWAP = "did you swap QRELS and RUN?"
 
 
-def qrels_from_object(obj: object) -> Qrels:
-    """Qrels from an in-memory object.
+def qrels_from_object(obj: object, columns: ColumnMap | None = None, *, labels: str = "int") -> Qrels:
+    """Qrels from an in-memory object; ``columns`` (``{column name: role}``) names a table's columns;
+    ``labels`` is ``"int"`` or ``"float"`` (real-valued labels).
 
     >>> qrels_from_object({"q1": {"d1": 1}}).to_dict()
     {'q1': {'d1': 1}}
     >>> qrels_from_object({"qid": ["q1", "q1"], "docno": ["d1", "d2"], "rel": [2, 0]}).to_dict()
     {'q1': {'d1': 2, 'd2': 0}}
+    >>> columns = {"u": "query_id", "i": "doc_id", "stars": "label"}
+    >>> qrels_from_object({"u": ["1"], "i": ["31"], "stars": [4]}, columns).to_dict()
+    {'1': {'31': 4}}
     """
-    if isinstance(obj, Qrels):
-        return obj
     source = source_name(obj)
+    mapping = column_roles(columns, QRELS, source)
+    if isinstance(obj, Qrels):
+        if mapping is not None:
+            raise no_names(source, "a Qrels")
+        return obj.as_label_kind(labels)
     if isinstance(obj, Run):
         raise FormatError(source, f"expected qrels, got a Run; {_SWAP}")
     if isinstance(obj, Mapping) and _is_nested(obj):
-        return Qrels.from_dict(obj, source=source)
-    return to_qrels(table_columns(_to_table(obj, QRELS, source), QRELS, source), source)
+        if mapping is not None:
+            raise no_names(source, "a {qid: {docid: value}} dict")
+        return Qrels.from_dict(obj, source=source, labels=labels)
+    return to_qrels(table_columns(_to_table(obj, QRELS, source, mapping), QRELS, source, mapping), source, labels)
 
 
-def run_from_object(obj: object, name: str | None = None) -> Run:
-    """A Run from an in-memory object; ``name`` (default ``"run"``) names it.
+def run_from_object(obj: object, name: str | None = None, columns: ColumnMap | None = None) -> Run:
+    """A Run from an in-memory object; ``name`` (default ``"run"``) names it, ``columns`` (``{column
+    name: role}``) names a table's columns.
 
     >>> r = run_from_object({"q1": {"d1": 2.0, "d2": 1.0}}, name="bm25")
     >>> r.name, r.to_dict()
     ('bm25', {'q1': {'d1': 2.0, 'd2': 1.0}})
     """
-    if isinstance(obj, Run):
-        return obj if name is None else dataclasses.replace(obj, name=name)
     source = source_name(obj)
+    mapping = column_roles(columns, RUN, source)
+    if isinstance(obj, Run):
+        if mapping is not None:
+            raise no_names(source, "a Run")
+        return obj if name is None else dataclasses.replace(obj, name=name)
     if isinstance(obj, Qrels):
         raise FormatError(source, f"expected a run, got a Qrels; {_SWAP}")
     if isinstance(obj, Mapping) and _is_nested(obj):
+        if mapping is not None:
+            raise no_names(source, "a {qid: {docid: value}} dict")
         return Run.from_dict(obj, name=name or "run", source=source)
-    return to_run(table_columns(_to_table(obj, RUN, source), RUN, source), source, name or "run")
+    return to_run(table_columns(_to_table(obj, RUN, source, mapping), RUN, source, mapping), source, name or "run")
+
+
+def no_names(source: str, what: str) -> FormatError:
+    """The error for ``columns=`` given with an input whose columns have no names."""
+    return FormatError(
+        source,
+        f"columns= applies to CSV, TSV, JSON Lines, Parquet and tables, whose columns have names; {what} has none",
+    )
 
 
 def source_name(obj: object) -> str:
@@ -72,7 +105,7 @@ def _is_nested(obj: Mapping[Any, Any]) -> bool:
     return not obj or all(isinstance(v, Mapping) for v in obj.values())
 
 
-def _to_table(obj: object, kind: Kind, source: str) -> pa.Table:
+def _to_table(obj: object, kind: Kind, source: str, mapping: Mapping[str, str] | None = None) -> pa.Table:
     """Convert to an Arrow table holding (at least) the three needed columns."""
     if isinstance(obj, pa.RecordBatch):
         return pa.Table.from_batches([obj])
@@ -83,15 +116,15 @@ def _to_table(obj: object, kind: Kind, source: str) -> pa.Table:
         if type(obj).__name__ == "LazyFrame":
             obj = obj.collect()  # type: ignore[attr-defined]
         if type(obj).__name__ == "DataFrame":
-            return _select(obj.to_arrow(), kind, source)  # type: ignore[attr-defined]
+            return _select(obj.to_arrow(), kind, source, mapping)  # type: ignore[attr-defined]
     if library == "pandas" and type(obj).__name__ == "DataFrame":
         names = [str(c) for c in obj.columns]  # type: ignore[attr-defined]
-        q, d, v = resolve_columns(names, kind, source)
+        q, d, v = resolve_columns(names, kind, source, mapping=mapping)
         arrays = [_pandas_column(obj.iloc[:, i]) for i in (q, d, v)]  # type: ignore[attr-defined]
         return pa.table(dict(zip((names[q], names[d], names[v]), arrays)))
     if isinstance(obj, Mapping):
         names = [str(k) for k in obj]
-        q, d, v = resolve_columns(names, kind, source)
+        q, d, v = resolve_columns(names, kind, source, mapping=mapping)
         keys = list(obj)
         try:
             arrays = [_column(obj[keys[i]]) for i in (q, d, v)]
@@ -105,8 +138,8 @@ def _to_table(obj: object, kind: Kind, source: str) -> pa.Table:
     )
 
 
-def _select(table: pa.Table, kind: Kind, source: str) -> pa.Table:
-    q, d, v = resolve_columns(table.column_names, kind, source)
+def _select(table: pa.Table, kind: Kind, source: str, mapping: Mapping[str, str] | None) -> pa.Table:
+    q, d, v = resolve_columns(table.column_names, kind, source, mapping=mapping)
     return table.select([q, d, v])
 
 

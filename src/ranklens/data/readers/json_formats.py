@@ -12,6 +12,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -25,6 +26,7 @@ from ranklens.data.readers import (
     Columns,
     Kind,
     check_text,
+    first_empty_id,
     nonblank_line_numbers,
     resolve_columns,
     text_end,
@@ -54,6 +56,58 @@ def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
     return obj
 
 
+class _HugeInt(str):
+    """A JSON integer literal with more digits than Python converts (4300): kept as its text."""
+
+    @property
+    def digits(self) -> int:
+        return len(self.lstrip("-"))
+
+
+class _MinusZero(int):
+    """The JSON integer ``-0``: 0 as a label, -0.0 as a score (as pyarrow reads it, and as written)."""
+
+    def __float__(self) -> float:
+        return -0.0
+
+
+def _json_int(literal: str) -> int | _HugeInt:
+    if literal == "-0":
+        return _MinusZero(0)
+    return int(literal) if len(literal) <= 4000 else _HugeInt(literal)
+
+
+class _TooDeep(Exception):
+    """JSON nested deeper than Python's recursion limit lets :mod:`json` decode."""
+
+
+_TOO_DEEP = "nested too deeply (more levels of arrays or objects than can be read)"
+
+
+def _loads(text: str | bytes) -> Any:
+    """:func:`json.loads` that remembers duplicate keys, keeps huge integers as text and turns the
+    recursion limit into :class:`_TooDeep`."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_int=_json_int)
+    except RecursionError:
+        raise _TooDeep from None
+
+
+def _id_problem(value: str, what: str) -> str | None:
+    """What is wrong with a JSON string used as an id (None if fine): empty, or not valid Unicode."""
+    if value == "":
+        return f"expected a {what}, got an empty key"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return (
+                f"{what} {json.dumps(value)} has a lone surrogate (an unpaired \\ud800-\\udfff escape), "
+                "which is not valid Unicode"
+            )
+    return None
+
+
 def read_json(data: bytes, source: str, kind: Kind) -> Columns:
     """Parse ``{query_id: {doc_id: value}}``.
 
@@ -67,11 +121,16 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
     text = data.decode("utf-8")
     shape = f"{{query_id: {{doc_id: {kind.value}}}}}"
     try:
-        top = json.loads(text, object_pairs_hook=_pairs)
+        top = _loads(text)
+    except _TooDeep:
+        raise FormatError(source, f"expected JSON {shape}: {_TOO_DEEP}") from None
     except json.JSONDecodeError as e:
         hint = ""
         if e.msg == "Extra data" and _first_line_is_object(text):
-            hint = "; this looks like JSON Lines (one object per line): use a .jsonl name or --format jsonl"
+            hint = (
+                "; this looks like JSON Lines (one object per line): use a .jsonl name or "
+                f"--{kind.name}-format jsonl, format= in Python"
+            )
         raise FormatError(source, f"expected JSON {shape}: {e.msg} (column {e.colno}){hint}", e.lineno) from None
     if not isinstance(top, dict):
         raise FormatError(source, f"expected a JSON object {shape}, got {_type_name(top)}", 1)
@@ -84,6 +143,9 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
     docs: list[str] = []
     values: list[float | int] = []
     for qid, inner in top.items():
+        problem = _id_problem(qid, "query id")
+        if problem:
+            raise FormatError(source, problem, _locate(text, qid, None))
         if not isinstance(inner, dict):
             raise FormatError(
                 source, f"query '{qid}': expected an object {{doc_id: {kind.value}}}, got {_type_name(inner)}",
@@ -96,35 +158,44 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
                 _locate(text, qid, inner.duplicate, occurrence=2),
             )
         for did, value in inner.items():
+            problem = _id_problem(did, "document id")
+            if problem:
+                raise FormatError(source, f"query '{qid}': {problem}", _locate(text, qid, did))
             problem = _value_problem(value, kind)
             if problem:
                 raise FormatError(source, f"query '{qid}', document '{did}': {problem}", _locate(text, qid, did))
             queries.append(qid)
             docs.append(did)
-            values.append(value)
+            values.append(float(value) if kind.real_values else value)
     if not queries:
         raise FormatError(source, "expected at least one (query, document) pair, got none")
-    dtype = np.float64 if kind is RUN else np.int64
+    dtype = np.float64 if kind.real_values else np.int64
     return Columns(queries, docs, np.array(values, dtype=dtype))
 
 
 def _first_line_is_object(text: str) -> bool:
     try:
-        return isinstance(json.loads(text.split("\n", 1)[0]), dict)
-    except json.JSONDecodeError:
+        return isinstance(_loads(text.split("\n", 1)[0]), dict)
+    except (ValueError, _TooDeep):
         return False
+
+
+def _key_pattern(key: str) -> str:
+    """A regex for ``key`` as a JSON object key, written with or without ``\\u`` escapes."""
+    forms = {json.dumps(key, ensure_ascii=False), json.dumps(key)}
+    return "(?:" + "|".join(re.escape(f) for f in sorted(forms)) + r")\s*:"
 
 
 def _locate(text: str, qid: str, did: str | None, occurrence: int = 1) -> int | None:
     """Best-effort line of a query key (and a document key after it), for messages."""
-    key = re.escape(json.dumps(qid, ensure_ascii=False)) + r"\s*:"
+    key = _key_pattern(qid)
     starts = [m.start() for m in re.finditer(key, text)]
     if did is None:
         pos = starts[occurrence - 1] if len(starts) >= occurrence else None
     else:
         pos = None
         if starts:
-            doc_key = re.compile(re.escape(json.dumps(did, ensure_ascii=False)) + r"\s*:")
+            doc_key = re.compile(_key_pattern(did))
             found = list(doc_key.finditer(text, starts[0]))
             pos = found[occurrence - 1].start() if len(found) >= occurrence else None
     return None if pos is None else text.count("\n", 0, pos) + 1
@@ -144,26 +215,41 @@ def _type_name(value: object) -> str:
     return "an object"
 
 
+_LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"
+
+
 def _value_problem(value: object, kind: Kind) -> str | None:
     """What is wrong with a JSON value for this kind (None if fine)."""
-    if kind is RUN:
+    if isinstance(value, _HugeInt):
+        if kind.real_values:
+            return f"{kind.value} is a {value.digits}-digit integer, too large for a float64"
+        return f"{_LABEL_RANGE}, got a {value.digits}-digit integer"
+    if kind.real_values:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"expected a number ({kind.value}), got {json.dumps(value)}"
-        if math.isnan(value):
-            return "score is NaN; give every document a number"
+        if isinstance(value, int):
+            try:
+                float(value)
+            except OverflowError:
+                return f"{kind.value} is a {len(str(abs(value)))}-digit integer, too large for a float64"
+        elif math.isnan(value):
+            return f"{kind.value} is NaN; give every document a number"
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and math.isnan(value):
         return f"expected an integer relevance label, got {json.dumps(value)}"
     if isinstance(value, float) and not value.is_integer():
         return f"expected an integer relevance label, got {json.dumps(value)}"
+    if not -(2**31) <= value < 2**31:
+        big = isinstance(value, int) and abs(value) >= 10**40
+        return f"{_LABEL_RANGE}, got {f'a {len(str(abs(value)))}-digit integer' if big else json.dumps(value)}"
     return None
 
 
 # ------------------------------------------------------------------------------------------ JSON Lines
 
 
-def read_jsonl(data: bytes, source: str, kind: Kind) -> Columns:
-    """Parse one JSON object per line.
+def read_jsonl(data: bytes, source: str, kind: Kind, *, mapping: Mapping[str, str] | None = None) -> Columns:
+    """Parse one JSON object per line; ``mapping`` (from :func:`~ranklens.data.readers.column_roles`) names keys.
 
     >>> c = read_jsonl(b'{"qid": "q1", "docno": "d1", "score": 2}\\n', "run.jsonl", RUN)
     >>> c.query_id.to_pylist(), c.doc_id.to_pylist(), c.value.to_pylist()
@@ -173,24 +259,36 @@ def read_jsonl(data: bytes, source: str, kind: Kind) -> Columns:
     end = text_end(data)
     if end == 0:
         raise FormatError(source, "expected at least one line, got an empty file")
-    table = _parse_jsonl(data, end, kind)
+    table = _parse_jsonl(data, end, kind, mapping) if _one_object_per_line(data, end) else None
     if table is None:
-        return _scan_jsonl(data, source, kind)
+        return _scan_jsonl(data, source, kind, mapping)
     lines = data.count(b"\n", 0, end) + 1
     numbers = None if table.num_rows == lines else nonblank_line_numbers(memoryview(data)[:end])
+    if numbers is not None and len(numbers) != table.num_rows:
+        return _scan_jsonl(data, source, kind, mapping)  # (pyarrow read two objects on a line, or skipped one)
     return Columns(table.column(0), table.column(1), table.column(2), numbers)
 
 
-def _parse_jsonl(data: bytes, end: int, kind: Kind) -> pa.Table | None:
+# a non-blank line that does not start with "{", or does not end with "}" (JSON whitespace around)
+_NOT_AN_OBJECT_LINE = re.compile(rb"(?:^|\n)[ \t\r]*[^ \t\r\n{]|[^ \t\r\n}][ \t\r]*(?:\n|$)")
+
+
+def _one_object_per_line(data: bytes, end: int) -> bool:
+    """pyarrow reads ``{..}{..}`` on one line and an object spread over lines: JSON Lines is neither, so
+    such files go to the line scan, which names the line."""
+    return _NOT_AN_OBJECT_LINE.search(data, 0, end) is None
+
+
+def _parse_jsonl(data: bytes, end: int, kind: Kind, mapping: Mapping[str, str] | None) -> pa.Table | None:
     """pyarrow's reader with the first row's key names; None whenever anything is irregular."""
     first_end = data.find(b"\n", 0, end)
     try:
-        first = json.loads(data[: first_end if first_end >= 0 else end])
+        first = _loads(data[: first_end if first_end >= 0 else end])
         names = list(first)
-        q, d, v = resolve_columns(names, kind, "", noun="key")
-    except (ValueError, TypeError):
+        q, d, v = resolve_columns(names, kind, "", noun="key", mapping=mapping)
+    except (ValueError, TypeError, _TooDeep):
         return None
-    value_type = pa.float64() if kind is RUN else pa.int64()
+    value_type = pa.float64() if kind.real_values else pa.int64()
     schema = pa.schema([(names[q], pa.string()), (names[d], pa.string()), (names[v], value_type)])
     try:
         table = pajson.read_json(
@@ -202,12 +300,14 @@ def _parse_jsonl(data: bytes, end: int, kind: Kind) -> pa.Table | None:
     table = table.select([names[q], names[d], names[v]])
     if any(column.null_count for column in table.columns):
         return None
-    if kind is RUN and pc.any(pc.is_nan(table.column(2))).as_py():
-        return None  # NaN is rejected with its line by the scan
+    if kind.real_values and not pc.all(pc.is_finite(table.column(2))).as_py():
+        return None  # NaN is rejected with its line by the scan; inf may be an integer too big for a float
+    if first_empty_id(table.column(0), table.column(1)) is not None:
+        return None  # the scan names the line
     return table
 
 
-def _scan_jsonl(data: bytes, source: str, kind: Kind) -> Columns:
+def _scan_jsonl(data: bytes, source: str, kind: Kind, mapping: Mapping[str, str] | None) -> Columns:
     queries: list[str] = []
     docs: list[str] = []
     values: list[float | int] = []
@@ -216,27 +316,34 @@ def _scan_jsonl(data: bytes, source: str, kind: Kind) -> Columns:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw.rstrip())
+            row = _loads(raw.rstrip())
+        except _TooDeep:
+            raise FormatError(source, f"expected a JSON object per line: {_TOO_DEEP}", lineno) from None
         except json.JSONDecodeError as e:
             raise FormatError(source, f"expected a JSON object per line: {e.msg} (column {e.colno})", lineno) from None
         if not isinstance(row, dict):
             raise FormatError(source, f"expected a JSON object per line, got {_type_name(row)}", lineno)
+        if isinstance(row, _Object) and row.duplicate is not None:
+            raise FormatError(source, f"key '{row.duplicate}' appears twice in the object; give each key once", lineno)
         names = list(row)
-        q, d, v = resolve_columns(names, kind, source, lineno, noun="key")
+        q, d, v = resolve_columns(names, kind, source, lineno, noun="key", mapping=mapping)
         ids = []
         for role, key in (("query id", names[q]), ("document id", names[d])):
             value = row[key]
             if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
                 raise FormatError(source, f"expected a {role} ({key}) string, got {json.dumps(value)}", lineno)
+            problem = _id_problem(str(value), role)
+            if problem:
+                raise FormatError(source, problem, lineno)
             ids.append(str(value))
         problem = _value_problem(row[names[v]], kind)
         if problem:
             raise FormatError(source, problem, lineno)
         queries.append(ids[0])
         docs.append(ids[1])
-        values.append(row[names[v]])
+        values.append(float(row[names[v]]) if kind.real_values else row[names[v]])
         lines.append(lineno)
-    dtype = np.float64 if kind is RUN else np.int64
+    dtype = np.float64 if kind.real_values else np.int64
     return Columns(queries, docs, np.array(values, dtype=dtype), np.array(lines, dtype=np.int64))
 
 

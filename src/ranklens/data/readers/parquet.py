@@ -7,6 +7,7 @@ any type (they are compared as strings). In messages the "line" of a row is its 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import BinaryIO
 
 import pyarrow as pa
@@ -20,8 +21,11 @@ from ranklens.errors import FormatError
 __all__ = ["read_parquet", "write_parquet"]
 
 
-def read_parquet(source: str | bytes, display: str, kind: Kind) -> Columns:
-    """Read the query, document and value columns of a Parquet file (a path, or the file's bytes).
+def read_parquet(
+    source: str | bytes | BinaryIO, display: str, kind: Kind, *, mapping: Mapping[str, str] | None = None
+) -> Columns:
+    """Read the query, document and value columns of a Parquet file (a path, an open seekable file, or the
+    file's bytes), found by their names or as ``mapping`` (from :func:`~ranklens.data.readers.column_roles`) says.
 
     >>> import io, pyarrow as pa, pyarrow.parquet as pq
     >>> from ranklens.data.readers import QRELS
@@ -35,7 +39,7 @@ def read_parquet(source: str | bytes, display: str, kind: Kind) -> Columns:
     try:
         with pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else source) as handle:
             names = handle.schema_arrow.names
-            q, d, v = resolve_columns(names, kind, display)
+            q, d, v = resolve_columns(names, kind, display, mapping=mapping)
             table = handle.read(columns=[names[q], names[d], names[v]], use_threads=True)
     except FormatError:
         raise
@@ -44,7 +48,7 @@ def read_parquet(source: str | bytes, display: str, kind: Kind) -> Columns:
         raise FormatError(display, f"expected a Parquet file: {first}") from None
     if table.num_rows == 0:
         raise FormatError(display, "expected at least one row, got none")
-    return table_columns(table, kind, display)
+    return table_columns(table, kind, display, mapping)
 
 
 def write_parquet(container: Qrels | Run, out: BinaryIO) -> None:

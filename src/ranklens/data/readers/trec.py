@@ -13,6 +13,14 @@ that is not a decimal integer is an error (trec_eval's ``atol`` would read ``2.5
 0), so is a score that is not a number (``atof`` would read ``high`` as 0). A UTF-8 byte-order mark at
 the start of the file is dropped (trec_eval would make it part of the first query id).
 
+Other run layouts (:func:`read_run` ``layout=``; docs/inputs.md): ``"auto"`` sniffs the first content line
+(:func:`run_layout_of`) and reads 6 columns as above, 5 (``qid Q0 docid rank score``: the second column
+``Q0`` or ``0``, a whole rank, a number, nothing after) as a run without the tag, and 3 (``qid docid x``, the
+third a number) as an MS MARCO run, where ``x`` is a rank when it counts up from 0 or 1 within every query
+(:func:`counts_up`; score = -rank) and a score otherwise. ``"msmarco"`` is the 3-column layout with that
+rule; ``"msmarco-rank"`` and ``"msmarco-score"`` force the third column's meaning. What was sniffed is
+said in ``Columns.notes``.
+
 Three paths, fastest first, each falling back to the next:
 
 1. the file uses one delimiter consistently (single spaces, or single tabs): pyarrow's multi-threaded
@@ -36,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     Columns,
@@ -49,7 +58,18 @@ from ranklens.data.readers import (
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = [
+    "RUN_LAYOUTS",
+    "counts_up",
+    "first_content_line",
+    "looks_like",
+    "read_qrels",
+    "read_run",
+    "run_layout_of",
+    "write_msmarco_run",
+    "write_qrels",
+    "write_run",
+]
 
 
 @dataclass(frozen=True)
@@ -73,12 +93,39 @@ _DICT = pa.dictionary(pa.int32(), pa.string())
 _QRELS = _Layout(
     "qrels", ("qid", "iter", "docid", "rel"), (pa.string(), _DICT, pa.string(), pa.string()), 0, 2, 3, None, True
 )
+#: qrels with real-valued labels (``labels="float"``): the label column is read as a float64 number
+_QRELS_FLOAT = _Layout(
+    "qrels", ("qid", "iter", "docid", "rel"), (pa.string(), _DICT, pa.string(), pa.float64()), 0, 2, 3, None, False
+)
 _RUN = _Layout(
     "run",
     ("qid", "Q0", "docid", "rank", "score", "tag"),
     (pa.string(), _DICT, pa.string(), _DICT, pa.float64(), _DICT),
     0, 2, 4, 5, False, True,
 )
+_RUN5 = _Layout(
+    "run",
+    ("qid", "Q0", "docid", "rank", "score"),
+    (pa.string(), _DICT, pa.string(), _DICT, pa.float64()),
+    0, 2, 4, None, False,
+)
+_MSMARCO = _Layout(
+    "run", ("qid", "docid", "rank/score"), (pa.string(), pa.string(), pa.float64()), 0, 1, 2, None, False
+)
+
+#: ``layout=`` of :func:`read_run`
+RUN_LAYOUTS = ("trec", "auto", "msmarco", "msmarco-rank", "msmarco-score")
+
+NO_TAG_NOTE = "5 columns: read as a TREC run without the tag (qid Q0 docid rank score)"
+RANK_NOTE = (
+    "3 columns: read as an MS MARCO run (qid docid rank), since the third column counts up from 0 or 1 "
+    "within every query; score = -rank (if it is a score, use --run-format msmarco-score, format= in Python)"
+)
+SCORE_NOTE = (
+    "3 columns: read as qid docid score, higher first, since the third column does not count up from 0 or 1 "
+    "within every query (if it is a rank, use --run-format msmarco-rank, format= in Python)"
+)
+
 _SWAP_HINT = {
     ("run", 4): "; this looks like a qrels file (qid iter docid rel); did you swap QRELS and RUN?",
     ("qrels", 6): "; this looks like a run file (qid Q0 docid rank score tag); did you swap QRELS and RUN?",
@@ -87,24 +134,166 @@ _WS_BYTES = (32, 9, 13, 11, 12)  # space, tab, CR, VT, FF: what bytes.split() an
 _CHUNK = 1 << 20  # bytes per normalising step: small enough to stay in cache
 
 
-def read_qrels(data: bytes, source: str) -> Columns:
-    """Parse TREC qrels text.
+def read_qrels(data: bytes, source: str, *, labels: str = "int") -> Columns:
+    """Parse TREC qrels text; ``labels="float"`` reads real-valued labels (``0.93``), else integers.
 
     >>> c = read_qrels(b"q1 0 d1 2\\n\\nq1\\t0\\td2   0\\n", "qrels.txt")
     >>> list(c.query_id.to_pylist()), list(c.doc_id.to_pylist()), c.value.to_pylist(), c.line_numbers.tolist()
     (['q1', 'q1'], ['d1', 'd2'], [2, 0], [1, 3])
+    >>> read_qrels(b"q1 0 d1 0.93\\n", "qrels.txt", labels="float").value.to_pylist()
+    [0.93]
     """
-    return _read(data, source, _QRELS)
+    return _read(data, source, _QRELS_FLOAT if labels == "float" else _QRELS)
 
 
-def read_run(data: bytes, source: str) -> Columns:
+def read_run(data: bytes, source: str, *, layout: str = "trec") -> Columns:
     """Parse a TREC run; ``Columns.tag`` is the tag shared by all rows, else the first row's tag.
+
+    ``layout`` is one of :data:`RUN_LAYOUTS`: ``"trec"`` is trec_eval's 6 columns; the others are
+    described in the module docstring.
 
     >>> c = read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 -inf bm25\\n", "run.trec")
     >>> c.doc_id.to_pylist(), c.value.to_pylist(), c.tag
     (['d1', 'd2'], [2.5, -inf], 'bm25')
+    >>> c = read_run(b"q1 d7 1\\nq1 d3 2\\n", "run.tsv", layout="auto")  # MS MARCO: ranks become -rank
+    >>> c.doc_id.to_pylist(), c.value.tolist(), c.notes[0][:40]
+    (['d7', 'd3'], [-1.0, -2.0], '3 columns: read as an MS MARCO run (qid ')
     """
-    return _read(data, source, _RUN)
+    if layout == "trec":
+        return _read(data, source, _RUN)
+    if layout == "auto":
+        chosen = run_layout_of(first_content_line(data)) or _RUN
+        if chosen is _RUN:
+            return _read(data, source, _RUN)
+        if chosen is _RUN5:
+            return dataclasses.replace(_read(data, source, _RUN5), notes=(NO_TAG_NOTE,))
+        layout = "msmarco"
+    if layout not in ("msmarco", "msmarco-rank", "msmarco-score"):
+        raise ValueError(f"unknown run layout {layout!r}; expected one of {', '.join(RUN_LAYOUTS)}")
+    return _msmarco(_read(data, source, _MSMARCO), source, layout.removeprefix("msmarco").lstrip("-") or None)
+
+
+# --------------------------------------------------------------------------------------------- sniffing
+
+
+def first_content_line(data: bytes) -> bytes:
+    """The first line that is neither blank nor a ``#`` comment (without a UTF-8 byte-order mark), or ``b""``.
+
+    >>> first_content_line(b"\\n# comment\\n  q1 0 d1 1\\n")
+    b'  q1 0 d1 1'
+    """
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    while start < len(data):
+        newline = data.find(b"\n", start)
+        line = data[start : len(data) if newline < 0 else newline]
+        stripped = line.strip()
+        if stripped and not stripped.startswith(b"#"):
+            return line
+        if newline < 0:
+            break
+        start = newline + 1
+    return b""
+
+
+def _number(token: bytes) -> bool:
+    return is_number_token(token.decode("utf-8", "replace"))
+
+
+def run_layout_of(line: bytes) -> _Layout | None:
+    """The run layout a first content line shows, or None: 6 or more columns with a number in column 5
+    (TREC); exactly 5 with ``Q0`` or ``0`` in column 2, a whole rank and a number, and no delimiter after
+    the last (TREC without the tag; ``q1 Q0 d1 1 2.5 `` has an empty tag); 3 with a number last (MS MARCO).
+
+    >>> [run_layout_of(line).names[-1] for line in (b"q1 Q0 d1 1 2.5 bm25", b"q1 Q0 d1 1 2.5", b"q1 d1 1")]
+    ['tag', 'score', 'rank/score']
+    >>> run_layout_of(b"q1 d1 1 2.5 bm25") is None  # (no Q0: a 6-column line missing its rank or Q0)
+    True
+    """
+    fields = line.split()
+    if len(fields) >= 6 and _number(fields[4]):
+        return _RUN
+    if (
+        len(fields) == 5
+        and fields[1].lower() in (b"q0", b"0")
+        and is_integer_token(fields[3].decode("utf-8", "replace"))
+        and _number(fields[4])
+        and not line.rstrip(b"\r").endswith((b" ", b"\t"))
+    ):
+        return _RUN5
+    if len(fields) == 3 and _number(fields[2]):
+        return _MSMARCO
+    return None
+
+
+def looks_like(line: bytes) -> str | None:
+    """What a line that is not a header looks like: ``"qrels"`` (4 columns, a number last), ``"run"``
+    (a layout of :func:`run_layout_of`), else None."""
+    fields = line.split()
+    if len(fields) == 4 and _number(fields[3]):
+        return "qrels"
+    return "run" if run_layout_of(line) is not None else None
+
+
+def counts_up(query: object, values: np.ndarray) -> bool:
+    """True when, within every query, the values taken down the file are whole numbers that start at 0 or
+    1 and strictly increase (gaps allowed): the rule that tells an MS MARCO rank from a score.
+
+    >>> counts_up(["q1", "q2", "q1"], np.array([1.0, 0.0, 3.0])), counts_up(["q1", "q1"], np.array([2.0, 1.0]))
+    (True, False)
+    """
+    if values.size == 0 or not np.all(np.isfinite(values) & (values == np.floor(values))):
+        return False
+    codes, _ = intern_sorted(to_string_array(query))
+    order = np.argsort(codes, kind="stable")
+    c, v = codes[order], values[order]
+    same = c[1:] == c[:-1]  # row i+1 continues the query of row i
+    starts = np.concatenate(([True], ~same))
+    return bool(np.all((v[starts] == 0) | (v[starts] == 1)) and np.all(v[1:][same] > v[:-1][same]))
+
+
+def _msmarco(cols: Columns, source: str, third: str | None) -> Columns:
+    """The third column of a 3-column run as a rank (score = -rank) or a score; ``third`` None: by
+    :func:`counts_up`, said in a note."""
+    value = cols.value.combine_chunks() if isinstance(cols.value, pa.ChunkedArray) else cols.value
+    if isinstance(value, pa.Array):
+        value = value.to_numpy(zero_copy_only=False)
+    values = np.asarray(value, dtype=np.float64)
+    notes: tuple[str, ...] = ()
+    if third is None:
+        third = "rank" if counts_up(cols.query_id, values) else "score"
+        notes = (RANK_NOTE if third == "rank" else SCORE_NOTE,)
+    elif third == "rank":
+        _check_ranks(cols, values, source)
+    if third == "rank":
+        values = -values
+    return dataclasses.replace(cols, value=values, notes=notes)
+
+
+def _check_ranks(cols: Columns, values: np.ndarray, source: str) -> None:
+    """Forced ranks: whole numbers ≥ 0, each used once per query (so -rank has no ties)."""
+
+    def line(row: int) -> int:
+        return int(cols.line_numbers[row]) if cols.line_numbers is not None else row + 1
+
+    bad = np.flatnonzero(~(np.isfinite(values) & (values == np.floor(values)) & (values >= 0)))
+    if bad.size:
+        row = int(bad[0])
+        raise FormatError(
+            source, f"expected a whole-number rank (0, 1, 2, …) in column 3, got '{values[row]:g}'", line(row)
+        )
+    codes, _ = intern_sorted(to_string_array(cols.query_id))
+    order = np.lexsort((np.arange(values.size), values, codes))
+    twice = np.flatnonzero((codes[order][1:] == codes[order][:-1]) & (values[order][1:] == values[order][:-1]))
+    if twice.size:
+        pairs = [(int(order[i]), int(order[i + 1])) for i in twice]
+        first, second = min(pairs, key=lambda pair: pair[1])
+        query = to_string_array(cols.query_id)[second].as_py()
+        raise FormatError(
+            source,
+            f"rank {values[second]:g} appears twice for query '{query}' (first at line {line(first)}); "
+            "a rank orders the documents: give each its own",
+            line(second),
+        )
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -246,7 +435,7 @@ def _columns(
             seen.update(chunk.dictionary.to_pylist())
             if len(seen) > 1:
                 break
-        tag = seen.pop() if len(seen) == 1 else column[0].as_py()
+        tag = seen.pop() if len(seen) == 1 else column[0].as_py() if len(column) else None  # (comments only)
     return Columns(
         table.column(layout.query), table.column(layout.doc), table.column(layout.value), line_numbers, tag
     )
@@ -372,7 +561,7 @@ def _count_message(layout: _Layout, got: int, raw: bytes, *, first: bool) -> str
     if first and (layout.kind, got) in _SWAP_HINT:
         message += _SWAP_HINT[(layout.kind, got)]
     elif got == 1 and b"," in raw:
-        message += "; the line has commas: is this a CSV file? (use --format csv)"
+        message += f"; the line has commas: is this a CSV file? (use --{layout.kind}-format csv, format= in Python)"
     return message
 
 
@@ -381,8 +570,8 @@ def _count_message(layout: _Layout, got: int, raw: bytes, *, first: bool) -> str
 _WS_PATTERN = "[ \t\n\r\v\f]"
 
 
-def write_qrels(qrels: Qrels, out: BinaryIO, source: str) -> None:
-    """Write ``qid 0 docid rel`` lines, sorted by query then document id."""
+def write_qrels(qrels: Qrels, out: BinaryIO, source: str, delimiter: str = " ") -> None:
+    """Write ``qid 0 docid rel`` lines, sorted by query then document id (``delimiter="\\t"``: MS MARCO's)."""
     _check_ids(qrels.query_ids, "query id", source)
     _check_ids(qrels.doc_ids, "document id", source)
     n = len(qrels)
@@ -393,7 +582,7 @@ def write_qrels(qrels: Qrels, out: BinaryIO, source: str) -> None:
             pa.scalar("0"),
             qrels.doc_ids.take(pa.array(qrels.doc[s:e])),
             pc.binary_join_element_wise(pc.cast(pa.array(qrels.label[s:e]), pa.string()), pa.scalar("\n"), ""),
-            " ",
+            delimiter,
         )
         write_lines(lines, out)
 
@@ -424,6 +613,28 @@ def write_run(run: Run, out: BinaryIO, tag: str, source: str) -> None:
             pc.cast(pa.array(run.score[rows]), pa.string()),
             tail,
             " ",
+        )
+        write_lines(lines, out)
+
+
+def write_msmarco_run(run: Run, out: BinaryIO, source: str, value: str = "rank") -> None:
+    """Write MS MARCO's ``qid<TAB>docid<TAB>rank`` lines (``value="score"``: the score in place of the
+    rank), ranked as :func:`write_run` ranks, so reading the file back gives the same ranking."""
+    _check_ids(run.query_ids, "query id", source)
+    _check_ids(run.doc_ids, "document id", source)
+    order = np.lexsort((-run.doc.astype(np.int64), -run.score, run.query))
+    query = run.query[order]
+    counts = np.bincount(query, minlength=run.num_queries)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.arange(1, len(order) + 1, dtype=np.int64) - starts[query]
+    for s in range(0, len(order), 1 << 20):
+        rows = order[s : s + (1 << 20)]
+        third = pa.array(rank[s : s + (1 << 20)]) if value == "rank" else pa.array(run.score[rows])
+        lines = pc.binary_join_element_wise(
+            run.query_ids.take(pa.array(query[s : s + (1 << 20)])),
+            run.doc_ids.take(pa.array(run.doc[rows])),
+            pc.binary_join_element_wise(pc.cast(third, pa.string()), pa.scalar("\n"), ""),
+            "\t",
         )
         write_lines(lines, out)
 

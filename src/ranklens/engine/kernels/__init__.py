@@ -32,6 +32,7 @@ KERNELS: dict[str, Kernel] = {
     "NumRet": binary.num_ret,
     "NumRel": binary.num_rel,
     "NumRelRet": binary.num_rel_ret,
+    "Hits": binary.relevant_in_top,
     "Bpref": incomplete.bpref,
     "infAP": incomplete.inf_ap,
     "ERR": cascade.err,

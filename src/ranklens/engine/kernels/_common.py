@@ -28,13 +28,22 @@ def gains(labels: np.ndarray, gain: object) -> np.ndarray:
 
 
 def discount_divisors(rank0: np.ndarray, m: Measure) -> np.ndarray:
-    """What the gain at each 0-based rank is divided by: log2(i+1) for rank i, or (Järvelin–Kekäläinen,
-    base b) 1 for i < b and log_b(i) after. Kernels divide rather than multiply by a reciprocal so that
-    every sum is bit-identical to trec_eval's ``gain / log2(rank + 1)``."""
+    """What the gain at each 0-based rank is divided by: log2(i+1) for rank i; (``log``, base b)
+    log_b(i+1) = ln(i+1)/ln(b); or (Järvelin–Kekäläinen, base b) 1 for i < b and log_b(i) after.
+    Kernels divide rather than multiply by a reciprocal so that every sum is bit-identical to trec_eval's
+    ``gain / log2(rank + 1)``.
+
+    >>> from ranklens.measures import parse
+    >>> discount_divisors(np.arange(3), parse("DCG(discount=log,base=10)")).round(6).tolist()
+    [0.30103, 0.477121, 0.60206]
+    """
     i = rank0.astype(np.float64) + 1.0
-    if m.get("discount") == "jk":
+    discount = m.get("discount")
+    if discount == "jk":
         b = float(m.get("base"))
         return np.where(i < b, 1.0, np.log(np.maximum(i, b)) / np.log(b))
+    if discount == "log":
+        return np.log(i + 1.0) / np.log(float(m.get("base")))
     return np.log2(i + 1.0)
 
 
@@ -50,7 +59,14 @@ def within(lists: RankedLists, k: int | None) -> np.ndarray:
     return lists.rank0 < k
 
 
-def relevant(labels: np.ndarray, rel: int) -> np.ndarray:
+def rel_threshold(m: Measure) -> float:
+    """The measure's relevance threshold ``rel``: an ``int`` for integer levels (the default 1), a float
+    for a real threshold on real-valued labels. Never truncated: ``rel=0.5`` means label ≥ 0.5."""
+    value: float = m.get("rel")
+    return value
+
+
+def relevant(labels: np.ndarray, rel: float) -> np.ndarray:
     """Binary relevance at threshold ``rel``: judged (label ≥ 0) and label ≥ rel."""
     return (labels >= rel) & (labels >= 0)
 

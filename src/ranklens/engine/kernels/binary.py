@@ -1,6 +1,7 @@
 """Binary-relevance measures: P, R, RR, AP, R-precision, Success, Judged and the counts.
 
-A retrieved document is relevant when its label is ≥ ``rel`` (default 1; negative labels never are).
+A retrieved document is relevant when its label is ≥ ``rel`` (default 1; negative labels never are;
+with real-valued labels ``rel`` may be any number and has no default: :mod:`ranklens.engine.labels`).
 With ``ties=average`` each value is the expectation over all orderings of tied documents
 (McSherry & Najork, ECIR 2008; closed forms in spec §3, checked against brute force in the tests).
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranklens.engine.kernels._common import relevant, segment_cumsum, tie_groups, within
+from ranklens.engine.kernels._common import rel_threshold, relevant, segment_cumsum, tie_groups, within
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
 
@@ -24,7 +25,7 @@ def _averaged(m: Measure) -> bool:
     return any(k == "ties" and v == "average" for k, v in m.params)
 
 
-def expected_relevant_in_top(lists: RankedLists, rel: int, k: int | None) -> np.ndarray:
+def expected_relevant_in_top(lists: RankedLists, rel: float, k: int | None) -> np.ndarray:
     """E[#relevant in top k] per query, averaging over tied orderings: Σ_g r_g·|group ∩ top k|/n_g."""
     r = relevant(lists.labels, rel).astype(np.float64)
     gid, gstart = tie_groups(lists)
@@ -39,7 +40,7 @@ def expected_relevant_in_top(lists: RankedLists, rel: int, k: int | None) -> np.
 
 def relevant_in_top(lists: RankedLists, m: Measure) -> np.ndarray:
     """#relevant in the top k per query (expected value with ties=average)."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     if _averaged(m):
         return expected_relevant_in_top(lists, rel, m.cutoff)
     return lists.per_query_count(relevant(lists.labels, rel) & within(lists, m.cutoff)).astype(np.float64)
@@ -52,7 +53,7 @@ def precision(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def recall(lists: RankedLists, m: Measure) -> np.ndarray:
     """R@k = #relevant in top k / R; 0 when R = 0."""
-    return _safe_div(relevant_in_top(lists, m), lists.num_relevant(int(m.get("rel"))).astype(np.float64))
+    return _safe_div(relevant_in_top(lists, m), lists.num_relevant(rel_threshold(m)).astype(np.float64))
 
 
 def num_rel_ret(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -68,7 +69,7 @@ def num_ret(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def num_rel(lists: RankedLists, m: Measure) -> np.ndarray:
     """#relevant judged documents R."""
-    return lists.num_relevant(int(m.get("rel"))).astype(np.float64)
+    return lists.num_relevant(rel_threshold(m)).astype(np.float64)
 
 
 def num_q(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -78,7 +79,7 @@ def num_q(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def success(lists: RankedLists, m: Measure) -> np.ndarray:
     """1 if any relevant document is in the top k (probability of it with ties=average)."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     if not _averaged(m):
         return (lists.per_query_count(relevant(lists.labels, rel) & within(lists, m.cutoff)) > 0).astype(np.float64)
     return 1.0 - _prob_none_relevant_in_top(lists, rel, m.cutoff)
@@ -93,7 +94,7 @@ def judged(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def reciprocal_rank(lists: RankedLists, m: Measure) -> np.ndarray:
     """1 / rank of the first relevant document within the cutoff; 0 if none."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     if _averaged(m):
         return _tie_averaged_rr(lists, rel, m.cutoff)
     hit = relevant(lists.labels, rel) & within(lists, m.cutoff)
@@ -106,7 +107,7 @@ def reciprocal_rank(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def average_precision(lists: RankedLists, m: Measure) -> np.ndarray:
     """AP@k = Σ_{relevant i ≤ k} P@i / R (trec_eval map / map_cut.k); 0 when R = 0."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     r = relevant(lists.labels, rel)
     top = within(lists, m.cutoff)
     rank = lists.rank0 + 1.0
@@ -121,7 +122,7 @@ def average_precision(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def r_precision(lists: RankedLists, m: Measure) -> np.ndarray:
     """R-precision: #relevant in the top R / R; 0 when R = 0."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     big_r = lists.num_relevant(rel)
     top = lists.rank0 < big_r[lists.row_query]
     count = lists.per_query_count(relevant(lists.labels, rel) & top).astype(np.float64)
@@ -170,7 +171,7 @@ def _log_prob_none_in_first(n_g: np.ndarray, r_g: np.ndarray, pos: np.ndarray, o
     return np.where(zeros > 0, -np.inf, logs)
 
 
-def _prob_none_relevant_in_top(lists: RankedLists, rel: int, k: int | None) -> np.ndarray:
+def _prob_none_relevant_in_top(lists: RankedLists, rel: float, k: int | None) -> np.ndarray:
     r = relevant(lists.labels, rel)
     out = np.ones(lists.num_queries)
     if r.size == 0:
@@ -190,7 +191,7 @@ def _prob_none_relevant_in_top(lists: RankedLists, rel: int, k: int | None) -> n
     return out
 
 
-def _tie_averaged_rr(lists: RankedLists, rel: int, k: int | None) -> np.ndarray:
+def _tie_averaged_rr(lists: RankedLists, rel: float, k: int | None) -> np.ndarray:
     """E[RR@k]: in the first group holding a relevant document, the first relevant sits at member j with
     probability C(n−j, r−1)/C(n, r) = P(none in first j−1)·r/(n−j+1)."""
     r = relevant(lists.labels, rel)

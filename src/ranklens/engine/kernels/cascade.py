@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranklens.engine.kernels._common import segment_cumsum, within
+from ranklens.engine.kernels._common import rel_threshold, segment_cumsum, within
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
 
@@ -31,7 +31,7 @@ def _rbp_gain(lists: RankedLists, m: Measure) -> np.ndarray:
     top = int(m.get("max_rel"))
     lab = lists.labels
     if top == 0:
-        return ((lab >= int(m.get("rel"))) & (lab >= 0)).astype(np.float64)
+        return ((lab >= rel_threshold(m)) & (lab >= 0)).astype(np.float64)
     return np.clip(lab, 0, top).astype(np.float64) / top
 
 

@@ -16,6 +16,11 @@ ordering of the ideal pool (its negative gains ascending at ranks 1, 2, …; 0 w
 stores a retrieved negative as "pooled but unjudged" (trec_eval), so :func:`signed_gains` recovers the
 qrels label of those rows from the ideal arrays (a lookup on the few such rows only). With the evaluator's
 ``negative="zero"`` the negatives are judged 0 before any measure sees them, and minmax equals nDCG.
+
+A gain map naming a negative label (``DCG(gain={-1:-1,0:0,1:1})``) gives documents with that label the
+map's gain, in DCG and in the ideal pool (which keeps positive gains only), when the lists come from the
+Evaluator (:attr:`RankedLists.map_negative_labels`); labels it does not name stay pooled but unjudged.
+``ranklens trec-eval`` keeps trec_eval's rule: a negative label matches no level of the gain table.
 """
 
 from __future__ import annotations
@@ -29,7 +34,39 @@ from ranklens.measures.base import Measure
 
 def dcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """DCG@k per query."""
-    return _dcg_of_gains(lists, m, gains(lists.labels, m.get("gain")))
+    return _dcg_of_gains(lists, m, row_gains(lists, m))
+
+
+def negative_levels(gain: object) -> tuple[int, ...]:
+    """The negative labels a gain map names (none for ``linear`` and ``exp``).
+
+    >>> negative_levels(((-1, -1.0), (0, 0.0), (1, 1.0))), negative_levels("exp")
+    ((-1,), ())
+    """
+    return tuple(level for level, _ in gain if level < 0) if isinstance(gain, tuple) else ()
+
+
+def row_gains(lists: RankedLists, m: Measure) -> np.ndarray:
+    """Gain of every retrieved row: :func:`gains` (unjudged and negative labels 0), except that a negative
+    label the gain map names has the map's gain (with :attr:`RankedLists.map_negative_labels`)."""
+    gain = m.get("gain")
+    g = gains(lists.labels, gain)
+    named = negative_levels(gain)
+    if named and lists.map_negative_labels:
+        rows, raw = _unjudged_raw_labels(lists)
+        hit = np.isin(raw, named)
+        g[rows[hit]] = signed_gain(raw[hit], gain)
+    return g
+
+
+def ideal_gains(lists: RankedLists, labels: np.ndarray, gain: object) -> np.ndarray:
+    """Gain of qrels labels (the ideal arrays, which keep negative labels): as :func:`row_gains`."""
+    g = gains(labels, gain)
+    named = negative_levels(gain)
+    if named and lists.map_negative_labels:
+        hit = np.isin(labels, named)
+        g[hit] = signed_gain(labels[hit], gain)
+    return g
 
 
 def _dcg_of_gains(lists: RankedLists, m: Measure, g: np.ndarray) -> np.ndarray:
@@ -55,7 +92,7 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
         n = np.full(lists.num_queries, k, dtype=np.int64) if k is not None else lists.lengths
         return _discount_prefix(n, m) * g_top
     if ideal == "global":
-        g = gains(lists.ideal_labels, m.get("gain"))
+        g = ideal_gains(lists, lists.ideal_labels, m.get("gain"))
         query = lists.ideal_query
     else:
         depth = k if ideal == "local" else int(m.get("depth"))
@@ -66,7 +103,7 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
             # tie-break that ties=average averages away, and nDCG could exceed 1)
             gid, gstart = tie_groups(lists)
             mask = mask[gstart[:-1]][gid]
-        g = gains(lists.labels[mask], m.get("gain"))
+        g = row_gains(lists, m)[mask]
         query = lists.row_query[mask]
     perm = sort_desc_per_query(g, query)
     g, query = g[perm], query[perm]
@@ -124,9 +161,17 @@ def signed_gains(lists: RankedLists, m: Measure) -> np.ndarray:
     (query, document) in the ideal arrays, which keep the raw labels.
     """
     g = gains(lists.labels, m.get("gain"))
+    rows, raw = _unjudged_raw_labels(lists)
+    g[rows] = signed_gain(raw, m.get("gain"))
+    return g
+
+
+def _unjudged_raw_labels(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
+    """The retrieved rows marked "pooled but unjudged" and their (negative) qrels labels, looked up by
+    (query, document) in the ideal arrays, which keep the raw labels."""
     rows = np.flatnonzero(lists.labels == UNJUDGED)
     if rows.size == 0:
-        return g
+        return rows, lists.ideal_labels[:0]
     from ranklens.data._intern import lookup
 
     import pyarrow as pa
@@ -140,9 +185,7 @@ def signed_gains(lists: RankedLists, m: Measure) -> np.ndarray:
     key = lists.row_query[rows].astype(np.int64) * ndocs + qdoc
     pos = np.minimum(np.searchsorted(sorted_key, key), max(sorted_key.size - 1, 0))
     found = (qdoc >= 0) & (sorted_key.size > 0) & (sorted_key[pos] == key)
-    raw = lists.ideal_labels[order[pos[found]]]
-    g[rows[found]] = signed_gain(raw, m.get("gain"))
-    return g
+    return rows[found], lists.ideal_labels[order[pos[found]]]
 
 
 def min_dcg(lists: RankedLists, m: Measure) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranklens.engine.kernels._common import segment_cumsum
+from ranklens.engine.kernels._common import rel_threshold, segment_cumsum
 from ranklens.engine.ranked import UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
 
@@ -25,7 +25,7 @@ def bpref(lists: RankedLists, m: Measure) -> np.ndarray:
     """bpref (Buckley & Voorhees 2004, trec_eval form): (1/R)·Σ_{judged relevant r}
     (1 − min(#judged non-relevant above r, R) / min(N, R)), a term of 1 when none is above r;
     N = judged non-relevant documents in the qrels."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     lab = lists.labels
     is_rel = lab >= max(rel, 0)
     is_nonrel = (lab >= 0) & (lab < rel)
@@ -43,7 +43,7 @@ def bpref(lists: RankedLists, m: Measure) -> np.ndarray:
 def inf_ap(lists: RankedLists, m: Measure) -> np.ndarray:
     """infAP (Yilmaz & Aslam 2006) as trec_eval m_infap.c: for a judged relevant doc at 0-based index j,
     1 if j = 0, else 1/(j+1) + (j/(j+1))·((rel−1+nonrel+unj)/j)·((rel−1+ε)/(rel−1+nonrel+2ε)); sum / R."""
-    rel_level = int(m.get("rel"))
+    rel_level = rel_threshold(m)
     lab = lists.labels
     is_rel = lab >= max(rel_level, 0)
     is_nonrel = (lab >= 0) & (lab < rel_level)

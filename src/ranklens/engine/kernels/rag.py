@@ -56,12 +56,18 @@ NLEVELS = 3  # grades 5, 4, 3 carry weight; lower grades weigh 0
 def grade_levels(labels: np.ndarray, top: int) -> np.ndarray:
     """Level of each label: 0 (grade 5), 1 (grade 4), 2 (grade 3), 3 (judged, grade ≤ 2), −1 (unjudged).
 
+    A real-valued label (``labels="float"``) counts at the highest grade it reaches, the grade of
+    ⌊label⌋: with top = 5, 4.7 is grade 4 (it is ≥ 4 and < 5), as a threshold ``label ≥ grade`` reads it.
+
     >>> grade_levels(np.array([5, 4, 3, 2, 0, 7, -1, -2]), 5).tolist()
     [0, 1, 2, 3, 3, 0, -1, -1]
+    >>> grade_levels(np.array([4.99, 4.0, 3.5, 0.2, -0.5]), 5).tolist()
+    [1, 1, 2, 3, -1]
     """
-    lab = labels.astype(np.int64)
+    judged = labels >= 0
+    lab = np.floor(labels).astype(np.int64) if labels.dtype.kind == "f" else labels.astype(np.int64)
     level = np.clip(top - lab, 0, NLEVELS)
-    return np.where(lab >= 0, level, -1).astype(np.int64)
+    return np.where(judged, level, -1).astype(np.int64)
 
 
 def _level_counts(levels: np.ndarray, query: np.ndarray, num_queries: int) -> np.ndarray:

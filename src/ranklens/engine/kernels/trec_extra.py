@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ranklens.engine.kernels import binary, incomplete
-from ranklens.engine.kernels._common import gains, relevant, segment_cumsum, within
+from ranklens.engine.kernels._common import gains, rel_threshold, relevant, segment_cumsum, within
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
 
@@ -35,7 +35,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _counts(lists: RankedLists, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _counts(lists: RankedLists, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n, R, RR) per query as float64: retrieved, relevant judged, relevant retrieved."""
     n = lists.lengths.astype(np.float64)
     big_r = lists.num_relevant(rel).astype(np.float64)
@@ -105,7 +105,7 @@ def _last_per_segment(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 # --- interpolated precision ----------------------------------------------------------------------------
 
 
-def iprec_levels(lists: RankedLists, levels: Sequence[float], rel: int) -> np.ndarray:
+def iprec_levels(lists: RankedLists, levels: Sequence[float], rel: float) -> np.ndarray:
     """Interpolated precision at each recall level: a (queries × levels) matrix (m_iprec_at_recall.c).
 
     With c = lround(level·R): if 1 ≤ c ≤ RR, the best precision at any rank ≥ the rank of the c-th relevant
@@ -136,13 +136,13 @@ def iprec_levels(lists: RankedLists, levels: Sequence[float], rel: int) -> np.nd
 
 def iprec(lists: RankedLists, m: Measure) -> np.ndarray:
     """IPrec(recall=x): interpolated precision at recall x (trec_eval iprec_at_recall, m_iprec_at_recall.c)."""
-    return iprec_levels(lists, (float(m.get("recall")),), int(m.get("rel")))[:, 0]
+    return iprec_levels(lists, (float(m.get("recall")),), rel_threshold(m))[:, 0]
 
 
 def iprec_avg(lists: RankedLists, m: Measure) -> np.ndarray:
     """IPrecAvg: (1/L)·Σ_levels IPrec, summed from the highest level down as trec_eval (m_11pt_avg.c)."""
     levels = tuple(m.get("recall"))
-    mat = iprec_levels(lists, levels, int(m.get("rel")))
+    mat = iprec_levels(lists, levels, rel_threshold(m))
     total = np.zeros(lists.num_queries)
     for j in reversed(range(len(levels))):
         total = total + mat[:, j]
@@ -154,7 +154,7 @@ def iprec_avg(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def rprec_mult(lists: RankedLists, m: Measure) -> np.ndarray:
     """RprecMult(mult=x): P@c with c = ⌊x·R + 0.9⌋, 0 when c = 0 (m_Rprec_mult.c)."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     big_r = lists.num_relevant(rel).astype(np.float64)
     c = np.trunc(float(m.get("mult")) * big_r + 0.9)
     top = lists.rank0 < c[lists.row_query]
@@ -164,7 +164,7 @@ def rprec_mult(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def relative_p(lists: RankedLists, m: Measure) -> np.ndarray:
     """RelativeP@k = #relevant in top k / min(k, R); 0 when R = 0 (m_rel_P.c)."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     k = float(m.cutoff)  # type: ignore[arg-type]
     big_r = lists.num_relevant(rel).astype(np.float64)
     hits = lists.per_query_count(relevant(lists.labels, rel) & within(lists, m.cutoff)).astype(np.float64)
@@ -173,25 +173,25 @@ def relative_p(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def set_p(lists: RankedLists, m: Measure) -> np.ndarray:
     """SetP = RR / n; 0 when n = 0 (m_set_P.c)."""
-    n, _, rr = _counts(lists, int(m.get("rel")))
+    n, _, rr = _counts(lists, rel_threshold(m))
     return _safe_div(rr, n)
 
 
 def set_relative_p(lists: RankedLists, m: Measure) -> np.ndarray:
     """SetRelativeP = RR / min(n, R); 0 when n = 0 or R = 0 (m_set_rel_P.c)."""
-    n, big_r, rr = _counts(lists, int(m.get("rel")))
+    n, big_r, rr = _counts(lists, rel_threshold(m))
     return _safe_div(rr, np.minimum(n, big_r))
 
 
 def set_ap(lists: RankedLists, m: Measure) -> np.ndarray:
     """SetAP = RR² / (n·R); 0 when n = 0 or R = 0 (m_set_map.c)."""
-    n, big_r, rr = _counts(lists, int(m.get("rel")))
+    n, big_r, rr = _counts(lists, rel_threshold(m))
     return _safe_div(rr * rr, n * big_r)
 
 
 def set_f(lists: RankedLists, m: Measure) -> np.ndarray:
     """SetF(beta2=x) = (x+1)·P·R / (x·P + R) with P = RR/n, R = RR/R; 0 when RR = 0 (m_set_F.c)."""
-    n, big_r, rr = _counts(lists, int(m.get("rel")))
+    n, big_r, rr = _counts(lists, rel_threshold(m))
     x = float(m.get("beta2"))
     prec = _safe_div(rr, n)
     rec = _safe_div(rr, big_r)
@@ -200,7 +200,7 @@ def set_f(lists: RankedLists, m: Measure) -> np.ndarray:
 
 def utility(lists: RankedLists, m: Measure) -> np.ndarray:
     """Utility = a·RR + b·(n − RR) + c·(R − RR) + d·(N + RR − n − R), N = num_docs (m_utility.c)."""
-    n, big_r, rr = _counts(lists, int(m.get("rel")))
+    n, big_r, rr = _counts(lists, rel_threshold(m))
     a, b, c, d = (float(m.get(k)) for k in "abcd")
     big_n = float(m.get("num_docs"))
     return a * rr + b * (n - rr) + c * (big_r - rr) + d * (big_n + rr - n - big_r)
@@ -215,7 +215,7 @@ def unjudged(lists: RankedLists, m: Measure) -> np.ndarray:
 def num_nonrel_judged_ret(lists: RankedLists, m: Measure) -> np.ndarray:
     """#retrieved with 0 ≤ label < rel (m_num_nonrel_judged_ret.c)."""
     lab = lists.labels
-    return lists.per_query_count((lab >= 0) & (lab < int(m.get("rel")))).astype(np.float64)
+    return lists.per_query_count((lab >= 0) & (lab < rel_threshold(m))).astype(np.float64)
 
 
 # --- gain-based measures -------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def num_nonrel_judged_ret(lists: RankedLists, m: Measure) -> np.ndarray:
 def bin_g(lists: RankedLists, m: Measure) -> np.ndarray:
     """BinG = (1/R)·Σ_{relevant retrieved} 1/log2(2 + #non-relevant above it); 0 if none retrieved
     (m_binG.c)."""
-    rel = int(m.get("rel"))
+    rel = rel_threshold(m)
     r = relevant(lists.labels, rel)
     cumrel = segment_cumsum(r.astype(np.float64), lists.offsets)
     arg = np.where(r, 3.0 + lists.rank0 - cumrel, 2.0)
@@ -302,7 +302,7 @@ def rndcg(lists: RankedLists, m: Measure) -> np.ndarray:
     idcg_full = _last_per_segment(idcg_run, ioff)
     total = total + np.where(tail, _safe_div(dcg_full, idcg_full), 0.0)
     count = count + tail
-    big_r = lists.num_relevant(int(m.get("rel")))
+    big_r = lists.num_relevant(rel_threshold(m))
     value = np.where(count > 0, _safe_div(total, count), NEG_NAN)
     return np.where(big_r > 0, value, 0.0)
 
