@@ -132,7 +132,7 @@ def test_cli_without_plugin_says_unknown_measure(tmp_path) -> None:
 
 
 def test_plugin_measure_in_compare(tmp_path) -> None:
-    compare = pytest.importorskip("ranklens.compare")
+    compare = pytest.importorskip("ranklens.comparison")
     load_plugins([str(EXAMPLE)])
     cmp = compare.compare(QRELS, {"good": RUN, "bad": {q: {d: -s for d, s in docs.items()} for q, docs in RUN.items()}},
                           ["HWnDCG@3"], test="t")

@@ -7,15 +7,54 @@
 0.91
 """
 
-from ranklens.compare import Comparison, compare
-from ranklens.data import Qrels, Run
-from ranklens.data.io import read_qrels, read_run
-from ranklens.data.segments import read_segments
-from ranklens.engine import Evaluator, RankedLists, evaluate, evaluate_arrays
+from typing import TYPE_CHECKING, Any
+
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
-from ranklens.measures import Measure, parse
-from ranklens.results import Results
-from ranklens.results_io import read_results
+
+if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `import ranklens` stays light
+    from ranklens.comparison import Comparison, compare
+    from ranklens.data import Qrels, Run
+    from ranklens.data.io import read_qrels, read_run
+    from ranklens.data.segments import read_segments
+    from ranklens.engine import Evaluator, RankedLists, evaluate, evaluate_arrays
+    from ranklens.measures import Measure, parse
+    from ranklens.results import Results
+    from ranklens.results_io import read_results
+
+#: public name → the module that defines it (imported when the name is first used)
+_LAZY = {
+    "Comparison": "ranklens.comparison",
+    "compare": "ranklens.comparison",
+    "Qrels": "ranklens.data",
+    "Run": "ranklens.data",
+    "read_qrels": "ranklens.data.io",
+    "read_run": "ranklens.data.io",
+    "read_segments": "ranklens.data.segments",
+    "Evaluator": "ranklens.engine",
+    "RankedLists": "ranklens.engine",
+    "evaluate": "ranklens.engine",
+    "evaluate_arrays": "ranklens.engine",
+    "Measure": "ranklens.measures",
+    "parse": "ranklens.measures",
+    "Results": "ranklens.results",
+    "read_results": "ranklens.results_io",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 

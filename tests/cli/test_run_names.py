@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ranklens.cli.main import cli
-from ranklens.compare import unique_names
+from ranklens.comparison import unique_names
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\nq2 0 d 1\n"
 RUN_A = "q1 Q0 a 1 2.0 Anserini\nq1 Q0 b 2 1.0 Anserini\nq2 Q0 c 1 1.0 Anserini\n"

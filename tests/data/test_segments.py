@@ -112,7 +112,7 @@ def test_missing_file_and_bad_objects() -> None:
 
 
 def test_compare_load_segments_still_works(tmp_path: Path) -> None:
-    from ranklens.compare import load_segments
+    from ranklens.comparison import load_segments
 
     path = tmp_path / "s.json"
     path.write_text(json.dumps(EXPECTED))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranklens.compare import compare
+from ranklens.comparison import compare
 from ranklens.measures import parse
 from ranklens.report import write_report
 from ranklens.results import Results

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranklens.compare import Comparison, compare
+from ranklens.comparison import Comparison, compare
 from ranklens.errors import InputError
 from ranklens.measures import parse
 from ranklens.report import FORMATS, format_for_path, render, write_report

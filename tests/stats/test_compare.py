@@ -1,4 +1,4 @@
-"""``ranklens.compare.compare``: pairing, rows, corrections, segments, costs, on the §8.3 data and the
+"""``ranklens.comparison.compare``: pairing, rows, corrections, segments, costs, on the §8.3 data and the
 bundled example collection."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import scipy.stats
 
 from ranklens import stats
-from ranklens.compare import Comparison, compare, load_costs, load_segments
+from ranklens.comparison import Comparison, compare, load_costs, load_segments
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensWarning
 from ranklens.measures import parse
 from ranklens.results import Results

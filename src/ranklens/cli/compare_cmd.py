@@ -166,7 +166,7 @@ def command(
     """
     from ranklens.cli._progress import status, wanted
     from ranklens.cli._runs import final_names, is_results_file, named_runs
-    from ranklens.compare import compare
+    from ranklens.comparison import compare
     from ranklens.errors import InputError
     from ranklens.report import format_for_path, render
 
@@ -231,7 +231,7 @@ def _inputs(
     from ranklens.cli._progress import status
     from ranklens.cli._runs import is_results_file
     from ranklens.cli.eval_cmd import _evaluate_one
-    from ranklens.compare import evaluation_measures
+    from ranklens.comparison import evaluation_measures
     from ranklens.data.io import read_qrels
     from ranklens.engine.evaluator import Evaluator
     from ranklens.errors import InputError

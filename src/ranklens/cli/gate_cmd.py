@@ -37,7 +37,7 @@ import click
 
 from ranklens.cli._common import policy_options
 from ranklens.cli._runs import name_option
-from ranklens.compare import parse_number
+from ranklens.comparison import parse_number
 
 __all__ = ["Check", "GateSettings", "Rule", "check_rules", "command", "parse_rule", "read_rules"]
 
@@ -435,7 +435,7 @@ def check_rules(
     ``universe`` is every query a check could count (the qrels queries; default: the run's). A check
     says on how many of them it was made, and a check over none fails. ``segments`` go through
     :func:`ranklens.data.segments.read_segments`; labelling none of the universe is an InputError."""
-    from ranklens.compare import compare, load_segments, unique_names
+    from ranklens.comparison import compare, load_segments, unique_names
     from ranklens.data.segments import check_overlap
     from ranklens.errors import InputError, did_you_mean
 

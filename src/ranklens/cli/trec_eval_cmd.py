@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import click
 
-from ranklens.trec_eval import TrecEvalOptions, run_trec_eval
 from ranklens.trec_eval.c_numbers import atol
 
 __all__ = ["REL_FORMATS", "command"]
@@ -131,6 +130,8 @@ def command(
         _fail(ctx, f"trec_eval: Illegal rel_format '{rel_format}'; expected one of {', '.join(REL_FORMATS)}", 2)
     if results_format != "trec_results":
         _fail(ctx, f"trec_eval: Illegal retrieval results format '{results_format}'; expected trec_results", 2)
+    from ranklens.trec_eval.runner import TrecEvalOptions, run_trec_eval
+
     options = TrecEvalOptions(
         qrels=qrels,
         run=run,

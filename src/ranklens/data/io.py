@@ -4,7 +4,11 @@ Formats: ``trec``, ``msmarco`` (``msmarco-rank``, ``msmarco-score``), ``json``, 
 ``tsv``, ``parquet``; chosen by ``format=`` or by the file extension (``.qrels``, ``.run``, ``.txt``,
 ``.trec`` → trec; ``.json``, ``.jsonl``, ``.csv``, ``.tsv``, ``.parquet``), each optionally followed by
 ``.gz``. Gzip input is also recognised by its magic bytes whatever the name. In-memory objects
-(pandas/polars DataFrames, Arrow tables, dicts, Qrels/Run) are accepted wherever a path is.
+(pandas/polars DataFrames, Arrow tables, dicts, Qrels/Run) are accepted wherever a path is; a dict's
+values are checked, so ``True``, ``1+2j``, a datetime or a ``None`` key is an error, not a number.
+
+Every file is opened once and its gzip magic read from the same handle, so a pipe or a FIFO (``<(…)``,
+``/dev/stdin``) is read whole; a device that yields binary data (``/dev/zero``) stops at its first block.
 
 A format taken from the extension is sniffed where that is unambiguous (docs/inputs.md): a TREC-named
 run of 5 columns (no tag) or 3 (MS MARCO ``qid docid rank|score``), a ``.tsv`` with no header whose first

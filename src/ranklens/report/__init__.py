@@ -1,6 +1,6 @@
-"""Reports of a :class:`~ranklens.compare.Comparison`: terminal table, Markdown, LaTeX, JSON and HTML.
+"""Reports of a :class:`~ranklens.comparison.Comparison`: terminal table, Markdown, LaTeX, JSON and HTML.
 
->>> from ranklens.compare import compare
+>>> from ranklens.comparison import compare
 >>> from ranklens.report import render
 >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
 >>> runs = {"x": {"q1": {"a": 1.0}, "q2": {"z": 1.0}, "q3": {"c": 1.0}},
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ranklens.compare import Comparison
+from ranklens.comparison import Comparison
 from ranklens.errors import InputError, did_you_mean
 
 __all__ = ["FORMATS", "format_for_path", "render", "write_report"]

@@ -6,7 +6,7 @@ import math
 import string
 from typing import Any
 
-from ranklens.compare import Comparison, ComparisonRow
+from ranklens.comparison import Comparison, ComparisonRow
 
 __all__ = ["best", "better_than", "ci_text", "legend", "letters", "marker", "num", "pct", "pval", "signed"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ranklens.compare import Comparison
+from ranklens.comparison import Comparison
 
 __all__ = ["difference_figure", "distribution_figure", "pareto_figure", "segment_figure"]
 

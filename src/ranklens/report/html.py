@@ -7,7 +7,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from ranklens.compare import Comparison, ComparisonRow
+from ranklens.comparison import Comparison, ComparisonRow
 from ranklens.errors import MissingDependencyError
 from ranklens.report import charts
 from ranklens.report._format import (

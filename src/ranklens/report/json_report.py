@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ranklens.compare import Comparison
+from ranklens.comparison import Comparison
 
 __all__ = ["render_json"]
 

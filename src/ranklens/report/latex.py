@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ranklens.compare import Comparison
+from ranklens.comparison import Comparison
 from ranklens.report._format import best, better_than, legend, letters, num
 
 __all__ = ["latex_escape", "render_latex"]

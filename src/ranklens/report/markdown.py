@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ranklens.compare import Comparison, ComparisonRow
+from ranklens.comparison import Comparison, ComparisonRow
 from ranklens.report._format import (
     DOWN,
     DOWN_RAW,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from ranklens.compare import Comparison, ComparisonRow
+from ranklens.comparison import Comparison, ComparisonRow
 from ranklens.report._format import (
     DOWN,
     DOWN_RAW,

@@ -5,6 +5,8 @@ aliases (``query_id``/``qid``/``query``/``user_id``…, ``doc_id``/``docid``/``d
 ``score``/``sim``/``prediction``, ``relevance``/``rel``/``label``/``grade``/``rating``/``score``; see
 :data:`ranklens.data.readers.QUERY_ALIASES`), or as ``columns=`` maps them. CSV fields may be quoted
 (``"``); TSV fields are taken as they are. Blank lines are skipped; line numbers in messages count them.
+Lines end with LF or CRLF: a carriage return alone is an error naming its line. Labels are decimal
+integers in the 32-bit range (``0x10`` and ``1e3`` are errors, as in TREC files).
 
 A TSV file whose first line is not a header but a TREC line (``sniff=True``: the format came from the
 ``.tsv`` extension and no ``columns=`` was given) is read by :mod:`.trec`, with a note: MS MARCO's

@@ -2,8 +2,12 @@
 
 JSON Lines rows look like ``{"query_id": "q1", "doc_id": "d1", "score": 2.5}`` (``relevance`` for qrels;
 the same key aliases as CSV columns, other keys ignored). Ids may be JSON strings or integers; scores
-must be JSON numbers, labels JSON integers. JSON Lines is parsed by pyarrow when every row is regular,
-else line by line (which is also how errors get their line number).
+must be JSON numbers, labels JSON integers (32-bit). JSON Lines is parsed by pyarrow when every row is
+regular, else line by line (which is also how errors get their line number).
+
+Refused with the place named, never turned into a traceback or a different reading: an empty id, an id
+with a lone surrogate (``"\\ud800"``), a key given twice in an object, a JSON Lines object that is not
+alone on its line, nesting deeper than Python's recursion limit, an integer score beyond float64.
 """
 
 from __future__ import annotations

@@ -1,0 +1,48 @@
+"""The face imports nothing heavy (DESIGN.md "Start-up is part of speed"; issue 11, 12): ``import ranklens`` and
+``ranklens --help`` load no numeric or service library; each command imports what it uses when it runs.
+Also issue 11's V2: the package's function ``compare`` is not shadowed by a module of the same name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "pyarrow", "polars", "scipy", "pandas", "plotly", "sqlalchemy", "fastapi", "rich")
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"import sys\n{code}\nimport json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import ranklens",
+        "import ranklens.errors",
+        "from ranklens.cli.main import cli\ntry:\n    cli(['--help'])\nexcept SystemExit:\n    pass",
+        "from ranklens.cli.main import cli\ntry:\n    cli(['trec-eval', '--help'])\nexcept SystemExit:\n    pass",
+    ],
+)
+def test_nothing_heavy_is_imported(code: str) -> None:
+    assert not (_loaded_after(code) & set(HEAVY))
+
+
+def test_public_names_resolve_on_first_use() -> None:
+    import ranklens
+
+    assert callable(ranklens.evaluate) and ranklens.Qrels.__name__ == "Qrels"
+    with pytest.raises(AttributeError):
+        ranklens.no_such_name  # noqa: B018
+
+
+def test_compare_is_the_function_even_after_its_module_is_imported() -> None:
+    import ranklens
+    import ranklens.comparison as module
+
+    assert hasattr(module, "load_segments") and hasattr(module, "Comparison")
+    assert ranklens.compare is module.compare and callable(ranklens.compare)
