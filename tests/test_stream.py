@@ -83,3 +83,18 @@ def test_duplicate_in_a_late_block_names_its_line(tmp_path: Path) -> None:
     target.write_text("\n".join(lines) + "\n")
     with pytest.raises(DuplicateError, match=r"dup.run:302: document"):
         evaluate_stream(ranklens.Evaluator(["AP"], QRELS), str(target), block_bytes=300)
+
+
+def test_streaming_keeps_the_na_notes_of_set_measures(tmp_path: Path) -> None:
+    """Issue 11 V1: RA-nWG is NA on a query with nothing relevant; the streamed result says so, as the
+    whole-file result does (the streaming path assembled Results by hand and dropped the note)."""
+    from click.testing import CliRunner
+
+    from ranklens.cli.main import cli
+
+    (tmp_path / "q.qrels").write_text("a 0 d1 3\na 0 d2 1\nb 0 d1 0\n")
+    (tmp_path / "r.run").write_text("a Q0 d1 1 2 t\na Q0 d2 2 1 t\nb Q0 d1 1 1 t\n")
+    for mode in ("--stream", "--no-stream"):
+        result = CliRunner().invoke(cli, ["eval", str(tmp_path / "q.qrels"), str(tmp_path / "r.run"), "-m", "RAnWG@5", mode])
+        assert result.exit_code == 0
+        assert "RAnWG@5: 1 of 2 queries NA (excluded from the mean)" in result.stderr, mode

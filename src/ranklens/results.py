@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -192,6 +194,48 @@ class Results:
 
 def _json_float(v: float) -> float | None:
     return None if math.isnan(v) else v
+
+
+def assemble(
+    run: str,
+    measures: Sequence[Measure],
+    query_ids: Sequence[str],
+    values: np.ndarray,
+    notes: Sequence[str] = (),
+    options: dict[str, Any] | None = None,
+) -> Results:
+    """The one way a :class:`Results` is built from per-query values: the aggregate of every measure,
+    and a note for each set measure that is NA (NaN, skipped by its mean) on some queries.
+
+    >>> from ranklens.measures import parse_many
+    >>> res = assemble("r", parse_many(["RAnWG@5"]), ["a", "b"], np.array([[1.0], [np.nan]]))
+    >>> res["RAnWG@5"], res.notes
+    (1.0, ('RAnWG@5: 1 of 2 queries NA (excluded from the mean)',))
+    """
+    measures = tuple(measures)
+    aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(measures))
+    res = Results(run, measures, tuple(query_ids), values, aggs, tuple(notes), dict(options or {}))
+    na = [note for note in na_notes(res) if note not in res.notes]
+    return dataclasses.replace(res, notes=(*res.notes, *na)) if na else res
+
+
+def na_counts(results: Results) -> dict[str, int]:
+    """Queries where each measure is NA (NaN), for the measures whose mean skips them."""
+    return {
+        str(m): int(np.count_nonzero(np.isnan(results.values[:, j])))
+        for j, m in enumerate(results.measures)
+        if m.family.aggregate == "nanmean"
+    }
+
+
+def na_notes(results: Results) -> list[str]:
+    """``RAnWG@10: 2 of 50 queries NA (excluded from the mean)`` for every measure with NA queries."""
+    n = len(results.query_ids)
+    return [
+        f"{name}: {c} of {n} quer{'y' if n == 1 else 'ies'} NA (excluded from the mean)"
+        for name, c in na_counts(results).items()
+        if c
+    ]
 
 
 def stack_columns(columns: Sequence[np.ndarray], n_queries: int) -> np.ndarray:

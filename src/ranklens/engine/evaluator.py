@@ -12,13 +12,12 @@ from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import kernel_for
-from ranklens.engine.kernels.rag import na_notes
 from ranklens.engine.labels import check_measures
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.parse import parse_many
-from ranklens.results import Results, aggregate, stack_columns
+from ranklens.results import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]
 
@@ -150,7 +149,6 @@ class Evaluator:
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
-        aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
         options = {
             "missing": {"intersect": "skip", "qrels": "zero"}.get(self.query_set, self.query_set),
             "negative": self.negative,
@@ -158,9 +156,7 @@ class Evaluator:
             "max_docs": self.max_docs,
             **({"labels": "float"} if self.labels == "float" else {}),
         }
-        res = Results(r.name, self.measures, query_ids, values, aggs, tuple(notes), options)
-        na = na_notes(res)  # set measures (RA-nWG …) are NA on some queries: say how many
-        return dataclasses.replace(res, notes=(*notes, *na)) if na else res
+        return assemble(r.name, self.measures, query_ids, values, notes, options)
 
     def evaluate(self, run: Any, *, name: str | None = None) -> Results:
         """Same as calling the evaluator."""

@@ -27,7 +27,7 @@ from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
-from ranklens.results import Results, aggregate
+from ranklens.results import Results, assemble
 
 __all__ = ["evaluate_stream", "iter_trec_blocks"]
 
@@ -217,7 +217,6 @@ def evaluate_stream(
         qrels_only_scored_zero=evaluator.query_set == "qrels",
         **totals,
     )
-    aggs = tuple(aggregate(m, matrix[:, j]) for j, m in enumerate(evaluator.measures))
     options = {
         "missing": {"intersect": "skip", "qrels": "zero"}.get(evaluator.query_set, evaluator.query_set),
         "negative": evaluator.negative,
@@ -227,7 +226,7 @@ def evaluate_stream(
         "streamed": True,
     }
     notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
-    return Results(run_name or "run", evaluator.measures, ids, matrix, aggs, notes, options)
+    return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
 
 
 def _flat(values: object) -> pa.Array:

@@ -31,7 +31,7 @@ import numpy as np
 from ranklens.engine.kernels._common import tie_groups
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
-from ranklens.results import Results, aggregate
+from ranklens.results import Results, assemble, na_counts, na_notes
 
 __all__ = [
     "best_k_sum",
@@ -353,21 +353,4 @@ def evaluate_rag(
             with np.errstate(divide="ignore", invalid="ignore"):
                 values[:, j_pct] = np.where(proc_values > 0, values[:, j_ra] / proc_values, np.nan)
         notes.append(f"PROC and PctPROC use the candidate pool {pool_res.run}")
-    aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(measures))
-    out = Results(res.run, res.measures, res.query_ids, values, aggs, tuple(notes), res.options)
-    return Results(out.run, out.measures, out.query_ids, out.values, out.aggregates, tuple(notes + na_notes(out)), out.options)
-
-
-def na_counts(results: Results) -> dict[str, int]:
-    """Queries where each measure is NA (NaN), for the measures whose mean skips them."""
-    return {
-        str(m): int(np.count_nonzero(np.isnan(results.values[:, j])))
-        for j, m in enumerate(results.measures)
-        if m.family.aggregate == "nanmean"
-    }
-
-
-def na_notes(results: Results) -> list[str]:
-    """``RAnWG@10: 2 of 50 queries NA (excluded from the mean)`` for every measure with NA queries."""
-    n = len(results.query_ids)
-    return [f"{name}: {c} of {n} quer{'y' if n == 1 else 'ies'} NA (excluded from the mean)" for name, c in na_counts(results).items() if c]
+    return assemble(res.run, res.measures, res.query_ids, values, notes, res.options)
