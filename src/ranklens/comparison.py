@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ranklens import stats
+from ranklens.data.names import file_stem, unique_names
 from ranklens.errors import FormatError, InputError, did_you_mean, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.results import Results
@@ -515,40 +516,6 @@ def _consistency_notes(results: Mapping[str, Results], checks: Sequence[tuple[Me
     return out
 
 
-def unique_names(candidates: Sequence[tuple[str, Any]]) -> list[str]:
-    """The one naming rule of runs (``eval``, ``compare``, ``gate``, ``evaluate_many`` and every file they
-    write), from ``(name or run tag, source)`` pairs: the name; where names collide, the file stem of the
-    source (a path, or a Run read from a file); then ``#1``, ``#2``. A source of ``None`` marks a name the
-    user chose: it is never replaced by a stem.
-
-    >>> unique_names([("bm25", "a/bm25_v1.run"), ("bm25", "b/bm25_v2.run"), ("x", None), ("x", None)])
-    ['bm25_v1', 'bm25_v2', 'x#1', 'x#2']
-    """
-    tags = [name for name, _ in candidates]
-    out = [_stem(_path_of(src)) if tags.count(name) > 1 and _path_of(src) else name for name, src in candidates]
-    seen: dict[str, int] = {}
-    final = []
-    for name in out:
-        seen[name] = seen.get(name, 0) + 1
-        final.append(name if out.count(name) == 1 else f"{name}#{seen[name]}")
-    return final
-
-
-def _path_of(source: Any) -> str | os.PathLike[str] | None:
-    """The file a run came from: a path, or the source of a Run or Results read from a file."""
-    if isinstance(source, (str, os.PathLike)):
-        return source
-    where = getattr(source, "source", None)
-    return where if isinstance(where, str) and where and not where.startswith("<") else None
-
-
-def _stem(path: Any) -> str:
-    name = Path(path).name
-    for suffix in (".gz",):
-        name = name.removesuffix(suffix)
-    return Path(name).stem or name
-
-
 def _resolve_baseline(baseline: str | int | None, names: tuple[str, ...]) -> str | None:
     if baseline is None:
         return None
@@ -558,8 +525,8 @@ def _resolve_baseline(baseline: str | int | None, names: tuple[str, ...]) -> str
         return names[int(baseline)]
     if baseline in names:
         return str(baseline)
-    if isinstance(baseline, (str, os.PathLike)) and _stem(baseline) in names:
-        return _stem(baseline)
+    if isinstance(baseline, (str, os.PathLike)) and file_stem(baseline) in names:
+        return file_stem(baseline)
     raise InputError(
         f"unknown baseline {baseline!r}; the systems are {', '.join(names)}" + did_you_mean(str(baseline), names)
     )

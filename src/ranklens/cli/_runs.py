@@ -1,5 +1,5 @@
 """Run arguments shared by ``eval``, ``compare`` and ``gate``: ``NAME=PATH``, ``--name`` and the one naming
-rule (:func:`ranklens.comparison.unique_names`), and saved results (``eval -f json|parquet``) as inputs."""
+rule (:func:`ranklens.data.names.unique_names`), and saved results (``eval -f json|parquet``) as inputs."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def named_runs(args: Sequence[str], names: Sequence[str]) -> list[tuple[str | No
 def final_names(named: Sequence[tuple[str | None, str]], tags: Sequence[str]) -> list[str]:
     """The one rule: a name the user gave; else the run's tag, made unique by the file stem when tags
     collide (then ``#2``, ``#3``)."""
-    from ranklens.comparison import unique_names
+    from ranklens.data.names import unique_names
 
     pairs = [(given, None) if given is not None else (tag, path) for (given, path), tag in zip(named, tags)]
     return unique_names(pairs)

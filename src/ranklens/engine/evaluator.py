@@ -164,9 +164,9 @@ class Evaluator:
 
     def evaluate_many(self, runs: Mapping[str, Any] | Sequence[Any]) -> list[Results]:
         """Evaluate several runs against the same prepared qrels: a ``{name: run}`` mapping (each result
-        is named by its key) or a sequence, named by the one rule of :func:`ranklens.comparison.unique_names`
+        is named by its key) or a sequence, named by the one rule of :func:`ranklens.data.names.unique_names`
         (the run's tag; its file stem where tags collide; then ``#1``, ``#2``)."""
-        from ranklens.comparison import unique_names
+        from ranklens.data.names import unique_names
 
         if isinstance(runs, Mapping):
             out = [self(r, name=str(n)) for n, r in runs.items()]
