@@ -36,6 +36,7 @@ from ranklens.engine.stream import iter_trec_blocks
 from ranklens.errors import FormatError, InputError
 
 QRELS = b"q1 0 d1 0\nq1 0 d2 1\n"
+BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
 
 
@@ -669,3 +670,46 @@ def test_a_json_score_of_minus_zero_keeps_its_sign_on_every_path(tmp_path: Path,
     scores = read_run(path).to_dict()["q1"]
     assert [math.copysign(1, scores[d]) for d in "ac"] == [-1, -1] and scores["b"] == math.inf
     assert read_qrels(write(tmp_path / f"q.{fmt}", '{"q1": {"a": -0}}' if fmt == "json" else '{"query_id": "q1", "doc_id": "a", "relevance": -0}\n')).to_dict() == {"q1": {"a": 0}}
+
+
+def test_a_missing_argument_keeps_clicks_usage_text(tmp_path: Path) -> None:
+    code, out, err = run_cli("eval", write(tmp_path / "q.qrels", QRELS))
+    assert code == 2 and err.startswith("Usage: ") and "Missing argument 'RUNS...'" in err
+
+
+# ----------------------------------------------------------- found by the fuzz test (test_fuzz_inputs.py)
+
+
+@pytest.mark.parametrize("label", ["0x10", "1e3", "0X1"])
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_csv_and_tsv_labels_are_decimal_integers(tmp_path: Path, sep: str, label: str) -> None:
+    # D7 for CSV/TSV: pyarrow's int64 conversion read 0x10 as 16 (DCG 16.63 instead of an error)
+    name = "q.csv" if sep == "," else "q.tsv"
+    path = write(tmp_path / name, f"query_id{sep}doc_id{sep}relevance\nq1{sep}d1{sep}1\nq1{sep}d2{sep}{label}\n")
+    with pytest.raises(FormatError, match=rf"{re.escape(name)}:3: expected an integer relevance label .*'{label}'"):
+        read_qrels(path)
+
+
+@pytest.mark.parametrize("mode", ["--stream", "--no-stream"])
+@pytest.mark.parametrize("body", [b"q1 0 d1 2\nq1 0 d2 0\n", b"q1  0 d1 2\nq1 0 d2 0\n"], ids=["fast path", "line scan"])
+def test_every_leading_byte_order_mark_is_dropped_on_every_path(tmp_path: Path, body: bytes, mode: str) -> None:
+    # pyarrow dropped a second BOM, the line scan kept it in the first query id ("\ufeffq1")
+    qrels = write(tmp_path / "q.qrels", BOM * 2 + body)
+    run = write(tmp_path / "r.run", BOM * 2 + b"q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 1.0 t\n")
+    assert read_qrels(qrels).to_dict() == {"q1": {"d1": 2, "d2": 0}}
+    code, out, err = run_cli("eval", qrels, run, "-m", "RR", "-f", "tsv", mode)  # d1 (the relevant one) at rank 2
+    assert (code, out) == (0, "RR\tall\t0.5\n"), err
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"query_id": "q1", "doc_id": "d1", "relevance": 1}{\n"query_id": "q1", "doc_id": "d2", "relevance": 0}\n', 1),
+        ('{"query_id": "q1", "doc_id": "d1", "relevance": 1} {"query_id": "q1", "doc_id": "d2", "relevance": 0}\n', 1),
+        ('{"query_id": "q1", "doc_id": "d1", "relevance": 1}\n{"query_id": "q1",\n "doc_id": "d2", "relevance": 0}\n', 2),
+    ],
+)
+def test_a_jsonl_object_not_alone_on_its_line_is_an_error(tmp_path: Path, text: str, line: int) -> None:
+    # pyarrow's reader accepted these (and counted rows that are not lines)
+    with pytest.raises(FormatError, match=rf"q\.jsonl:{line}: expected a JSON object per line"):
+        read_qrels(write(tmp_path / "q.jsonl", text))

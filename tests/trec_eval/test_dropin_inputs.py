@@ -268,3 +268,20 @@ def test_zscores_by_hand(tmp_path: Path) -> None:
         "Zmap                   \tall\t-1000000.0000",
         "ZP_5                   \tall\t2.0000",
     ]
+
+
+def test_trec_eval_reads_a_fifo_run_once(tmp_path: Path) -> None:
+    """A FIFO written once cannot be opened twice: the run id (last line's tag) comes from the same read."""
+    import os
+    import threading
+
+    qrels, run = GOLDEN / "case1.qrels", GOLDEN / "case1.run"
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(run.read_bytes()), daemon=True)
+    writer.start()
+    got = CliRunner().invoke(cli, ["trec-eval", "-q", str(qrels), str(fifo)])
+    writer.join(timeout=10)
+    assert not writer.is_alive()
+    assert got.exit_code == 0, got.stderr
+    assert got.stdout == CliRunner().invoke(cli, ["trec-eval", "-q", str(qrels), str(run)]).stdout

@@ -63,9 +63,9 @@ class LazyGroup(click.Group):
         except BrokenPipeError:
             sys.exit(0)
         except click.BadParameter as exc:
-            if not isinstance(getattr(exc.param, "type", None), click.Path):
-                raise
-            raise UserFacingError(exc.format_message()) from None  # a file argument: one line, not a usage text
+            if isinstance(exc, click.MissingParameter) or not isinstance(getattr(exc.param, "type", None), click.Path):
+                raise  # (click's usage text: the command line is incomplete or mistyped)
+            raise UserFacingError(exc.format_message()) from None  # a file that is a directory: one line
         except INPUT_ERRORS as exc:  # last resort: the readers raise FormatError themselves
             raise UserFacingError(unexpected_input_error(exc)) from None
 

@@ -12,6 +12,7 @@ The flow mirrors ``trec_eval.c`` (v10.0):
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -89,7 +90,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     try:
         reference = read_zscores(options.zscores) if options.zscores else None
         qrels, run, runid = inputs.load(options.qrels, options.run)
-    except (RanklensError, OSError) as exc:
+    except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
     if options.debug_query is not None:
         qrels = inputs.only_query(qrels, options.debug_query)
@@ -124,7 +125,7 @@ def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> Tre
         reference = read_zscores(options.zscores) if options.zscores else None
         judgments = rel_formats.read_judgments(options.qrels, options.rel_format)
         run, runid = inputs.load_run(options.run)
-    except (RanklensError, OSError) as exc:
+    except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
     if options.debug_query is not None:
         if options.debug_query not in judgments.by_query:

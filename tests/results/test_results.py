@@ -98,7 +98,7 @@ def test_top_k_only_measures_skip_deep_rows_without_changing_values() -> None:
     """Evaluator joins only the rows the measures read (rows_needed); the values must not change."""
     from pathlib import Path
 
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     qrels = str(examples / "toy.qrels")
     shallow = ["nDCG@10", "P@5", "RR@3", "ERR@4", "Judged@10", "nDCG(ideal=recall,depth=20)@5"]
     for run in ("toy_bm25.run", "toy_dense.run"):  # bm25 has ties at the cut-offs

@@ -24,8 +24,8 @@ from ranklens.errors import FormatError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-FORMATS = Path(__file__).parent / "data" / "formats"
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "inputs.md"
+FORMATS = Path(__file__).resolve().parent / "formats"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "inputs.md"
 
 # trec_eval measure (as pytrec_eval names it) -> ranklens measure
 MEASURES = {

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import ranklens
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference_impl as ref  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

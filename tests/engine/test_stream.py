@@ -14,7 +14,7 @@ from ranklens.cli.main import cli
 from ranklens.engine.stream import evaluate_stream
 from ranklens.errors import DuplicateError, FormatError, NotGroupedError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QRELS = str(EXAMPLES / "toy.qrels")
 MEASURES = ["nDCG@10", "nDCG(ties=average)@5", "AP", "RR", "P@5", "R@100", "ERR@10", "Bpref", "NumRet", "NumQ"]
 

@@ -17,7 +17,7 @@ from ranklens.data import Qrels, Run, read_qrels, read_run
 from ranklens.data.readers import trec
 from ranklens.errors import DuplicateError, FormatError
 
-FORMATS = Path(__file__).parent / "data" / "formats"
+FORMATS = Path(__file__).resolve().parent / "formats"
 
 QRELS = {
     "q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0},

@@ -17,7 +17,7 @@ import pytest
 
 import ranklens
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference_impl as ref  # noqa: E402
 
 Ranking = list
