@@ -167,10 +167,13 @@ def render_table(
             queries = f"{n} quer{'y' if n == 1 else 'ies'}"
             views: list[tuple[str, str, list[tuple[str, Sequence[float]]], str]] = []
             if per_query:
-                views.append((f"{r.run} — {queries}", "query", list(zip(r.query_ids, r.values.tolist())), "all"))
+                query_rows: list[tuple[str, Sequence[float]]] = list(zip(r.query_ids, r.values.tolist()))
+                views.append((f"{r.run} — {queries}", "query", query_rows, "all"))
             if segments is not None:
                 parts = r.by_segment(segments)
-                rows = [(f"{name} ({len(part.query_ids)})", list(part.aggregates)) for name, part in parts.items()]
+                rows: list[tuple[str, Sequence[float]]] = [
+                    (f"{name} ({len(part.query_ids)})", list(part.aggregates)) for name, part in parts.items()
+                ]
                 views.append((f"{r.run} — {queries}, {len(parts)} segments", "segment (queries)", rows, f"all ({n})"))
             for title, first, rows, total in views:
 

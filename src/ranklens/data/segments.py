@@ -69,7 +69,8 @@ def read_segments(source: str | os.PathLike[str] | Mapping[Any, Any] | Any) -> d
     if isinstance(source, Mapping) and not any(_is_sequence(v) for v in source.values()):
         return _from_pairs(((k, v, i) for i, (k, v) in enumerate(source.items(), 1)), _FRAME)
     if type(source).__module__.split(".")[0] == "pandas" and type(source).__name__ == "Series":
-        pairs = zip(source.index.tolist(), source.tolist())
+        series: Any = source
+        pairs = zip(series.index.tolist(), series.tolist())
         return _from_pairs(((k, v, i) for i, (k, v) in enumerate(pairs, 1)), _FRAME)
     columns = _columns(source)
     qcol, scol = _pick_columns(list(columns))

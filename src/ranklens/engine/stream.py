@@ -215,7 +215,10 @@ def evaluate_stream(
     report = AlignReport(
         qrels_only_queries=len(missing),
         qrels_only_scored_zero=evaluator.query_set == "qrels",
-        **totals,
+        run_only_queries=totals["run_only_queries"],
+        run_only_rows=totals["run_only_rows"],
+        truncated_rows=totals["truncated_rows"],
+        removed_unjudged_rows=totals["removed_unjudged_rows"],
     )
     options = {
         "missing": {"intersect": "skip", "qrels": "zero"}.get(evaluator.query_set, evaluator.query_set),

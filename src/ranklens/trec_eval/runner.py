@@ -93,9 +93,10 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
     if options.debug_query is not None:
-        qrels = inputs.only_query(qrels, options.debug_query)
-        if qrels is None:
+        one = inputs.only_query(qrels, options.debug_query)
+        if one is None:
             return TrecEvalResult("", "trec_eval: No queries with both results and relevance info\n", 7)
+        qrels = one
 
     missing = inputs.missing_queries(qrels, run)
     missing_ids = qrels.query_ids.filter(missing).to_pylist() if missing.any() else []
