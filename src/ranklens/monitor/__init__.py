@@ -8,6 +8,8 @@ Parts (each importable on its own; the web parts need ``pip install 'ranklens[mo
 * :mod:`~ranklens.monitor.rules` — threshold, trailing-window and significant-regression rules, alerts;
 * :mod:`~ranklens.monitor.webhooks` — the background webhook sender (retries with backoff, delivery log);
 * :mod:`~ranklens.monitor.app` — the FastAPI application: ``/api/v1`` and the dashboard;
+* :mod:`~ranklens.monitor.views`, :mod:`~ranklens.monitor.routes` — the read side: one data function per
+  dashboard page, and the one route table that serves it as the HTML page and as its ``/api/v1`` JSON twin;
 * :mod:`~ranklens.monitor.client` — :class:`~ranklens.monitor.client.MonitorClient`, the Python client;
 * :mod:`~ranklens.monitor.demo` — 90 days of synthetic history for the dashboard.
 

@@ -1,7 +1,7 @@
 """The monitoring web application (FastAPI): the ``/api/v1`` JSON API and the server-rendered dashboard.
 
-Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...`` built from the same dict (``/`` ↔
-``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``; reads are open unless
+Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...``; both routes come from one row of
+:data:`ranklens.monitor.routes.PAGES` and serve the same dict (``/`` ↔ ``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``; reads are open unless
 ``protect_reads`` is set, in which case they need the token too (as the header, or as the cookie that the
 ``/login`` form sets for browsers). Every API error is ``{"error": {"status", "code", "message",
 "details"?}}``.
@@ -9,7 +9,6 @@ Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...`` built from t
 
 from __future__ import annotations
 
-import datetime as dt
 import hmac
 import logging
 import os
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi import Body, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
     FileResponse,
@@ -38,7 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ranklens import __version__
 from ranklens.errors import InputError, RanklensError
-from ranklens.monitor import charts, views
+from ranklens.monitor import routes
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError, PayloadTooLarge, Unauthorized
 from ranklens.monitor.schemas import (
@@ -356,55 +355,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             s.execute(text("SELECT 1"))
         return {"status": "ok", "version": __version__, "database": db.dialect}
 
-    @app.get("/api/v1/projects", dependencies=[Read])
-    def api_projects() -> dict[str, Any]:
-        with db.read() as s:
-            return views.projects_view(s)
-
     @app.post("/api/v1/projects", dependencies=[Write], status_code=201)
     def api_create_project(body: ProjectIn, response: Response) -> dict[str, Any]:
         out, created = monitor.create_project(body)
         if not created:
             response.status_code = 200
         return {"project": out, "created": created}
-
-    @app.get("/api/v1/projects/{project}", dependencies=[Read])
-    def api_overview(project: str) -> dict[str, Any]:
-        with db.read() as s:
-            return views.overview_view(s, project)
-
-    @app.get("/api/v1/projects/{project}/series", dependencies=[Read])
-    def api_series(
-        project: str,
-        measure: str | None = None,
-        system: Annotated[list[str] | None, Query()] = None,
-        segment: str = "",
-        since: dt.datetime | None = None,
-    ) -> dict[str, Any]:
-        with db.read() as s:
-            return views.series_view(s, project, measure=_measure_q(measure), systems=system, segment=segment, since=since)
-
-    @app.get("/api/v1/projects/{project}/segments", dependencies=[Read])
-    def api_segments(project: str, measure: str | None = None) -> dict[str, Any]:
-        with db.read() as s:
-            return views.segments_view(s, project, measure=_measure_q(measure))
-
-    @app.get("/api/v1/projects/{project}/ab", dependencies=[Read])
-    def api_ab(
-        project: str, a: str | None = None, b: str | None = None, measure: str | None = None, segment: str = "", test: str = "t"
-    ) -> dict[str, Any]:
-        with db.read() as s:
-            return views.ab_view(s, project, a=a, b=b, measure=_measure_q(measure), segment=segment, test=_test_q(test))
-
-    @app.get("/api/v1/projects/{project}/snapshots", dependencies=[Read])
-    def api_snapshots(project: str, system: str | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
-        with db.read() as s:
-            return views.snapshots_view(s, project, system=system, limit=limit, offset=offset)
-
-    @app.get("/api/v1/projects/{project}/snapshots/{snapshot}", dependencies=[Read])
-    def api_snapshot(project: str, snapshot: str, measure: str | None = None, compare: str | None = None, worst: int = 20) -> dict[str, Any]:
-        with db.read() as s:
-            return views.snapshot_view(s, project, snapshot, measure=_measure_q(measure), compare=compare, worst=worst)
 
     @app.post("/api/v1/projects/{project}/snapshots", dependencies=[Write], status_code=201)
     def api_ingest(project: str, body: SnapshotIn, response: Response) -> dict[str, Any]:
@@ -422,22 +378,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
-    @app.get("/api/v1/projects/{project}/datasets", dependencies=[Read])
-    def api_datasets(project: str) -> dict[str, Any]:
-        with db.read() as s:
-            return views.datasets_view(s, project)
-
     @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
         out, created = monitor.add_dataset(_project_path(project), body)
         if not created:
             response.status_code = 200
         return {"dataset": out, "created": created}
-
-    @app.get("/api/v1/projects/{project}/rules", dependencies=[Read])
-    def api_rules(project: str) -> dict[str, Any]:
-        with db.read() as s:
-            return views.rules_view(s, project)
 
     @app.post("/api/v1/projects/{project}/rules", dependencies=[Write], status_code=201)
     def api_add_rule(project: str, body: RuleIn) -> dict[str, Any]:
@@ -451,86 +397,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def api_delete_rule(project: str, rule_id: int) -> dict[str, Any]:
         return {"rule": monitor.set_rule_enabled(project, rule_id, False)}
 
-    @app.get("/api/v1/projects/{project}/alerts", dependencies=[Read])
-    def api_alerts(project: str, state: str | None = None, limit: int = 200) -> dict[str, Any]:
-        with db.read() as s:
-            return views.alerts_view(s, project, state=state, limit=max(1, min(limit, 5000)))
-
-    @app.get("/api/v1/webhooks", dependencies=[Read])
-    def api_webhooks(webhook: int | None = None, limit: int = 200) -> dict[str, Any]:
-        with db.read() as s:
-            return views.deliveries_view(s, webhook=webhook, limit=max(1, min(limit, 5000)))
-
     @app.post("/api/v1/webhooks", dependencies=[Write], status_code=201)
     def api_add_webhook(body: WebhookIn) -> dict[str, Any]:
         return {"webhook": monitor.add_webhook(body)}
 
-    # -- HTML pages -----------------------------------------------------------------------------------
-    def page(request: Request, template: str, data: dict[str, Any], figures: dict[str, Any] | None = None) -> HTMLResponse:
+    # -- read routes: every dashboard page and its /api/v1 JSON twin, from one table -------------------
+    def page(request: Request, template: str, data: dict[str, Any], figures: dict[str, Any]) -> HTMLResponse:
         twin = "/api/v1/projects" if request.url.path == "/" else "/api/v1" + request.url.path
         if request.url.query:
             twin += "?" + request.url.query
-        html = env.get_template(template).render(page=data, figures=figures or {}, json_url=twin, **_base(request))
+        html = env.get_template(template).render(page=data, figures=figures, json_url=twin, **_base(request))
         return HTMLResponse(html)
 
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def home(request: Request) -> HTMLResponse:
-        with db.read() as s:
-            return page(request, "projects.html", views.projects_view(s))
+    routes.add_pages(app, db, Read, page)
 
-    @app.get("/projects/{project}", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def overview(request: Request, project: str) -> HTMLResponse:
-        with db.read() as s:
-            data = views.overview_view(s, project)
-        return page(request, "overview.html", data, {"overview": charts.overview_figure(data)} if data["systems"] else {})
-
-    @app.get("/projects/{project}/series", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def series(
-        request: Request,
-        project: str,
-        measure: str | None = None,
-        system: Annotated[list[str] | None, Query()] = None,
-        segment: str = "",
-    ) -> HTMLResponse:
-        with db.read() as s:
-            data = views.series_view(s, project, measure=_measure_q(measure), systems=system, segment=segment)
-        return page(request, "series.html", data, {"series": charts.series_figure(data)})
-
-    @app.get("/projects/{project}/segments", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def segments(request: Request, project: str, measure: str | None = None) -> HTMLResponse:
-        with db.read() as s:
-            data = views.segments_view(s, project, measure=_measure_q(measure))
-        return page(request, "segments.html", data, {"segments": charts.segments_figure(data)})
-
-    @app.get("/projects/{project}/ab", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def ab(
-        request: Request, project: str, a: str | None = None, b: str | None = None, measure: str | None = None, segment: str = "", test: str = "t"
-    ) -> HTMLResponse:
-        with db.read() as s:
-            data = views.ab_view(s, project, a=a, b=b, measure=_measure_q(measure), segment=segment, test=_test_q(test))
-        return page(request, "ab.html", data, charts.ab_figures(data))
-
-    @app.get("/projects/{project}/snapshots", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def snapshots(request: Request, project: str, system: str | None = None, limit: int = 100, offset: int = 0) -> HTMLResponse:
-        with db.read() as s:
-            return page(request, "snapshots.html", views.snapshots_view(s, project, system=system, limit=limit, offset=offset))
-
-    @app.get("/projects/{project}/snapshots/{snapshot}", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def snapshot(request: Request, project: str, snapshot: str, measure: str | None = None, compare: str | None = None, worst: int = 20) -> HTMLResponse:
-        with db.read() as s:
-            data = views.snapshot_view(s, project, snapshot, measure=_measure_q(measure), compare=compare, worst=worst)
-        return page(request, "snapshot.html", data)
-
-    @app.get("/projects/{project}/alerts", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def alerts(request: Request, project: str, state: str | None = None) -> HTMLResponse:
-        with db.read() as s:
-            return page(request, "alerts.html", views.alerts_view(s, project, state=state or None))
-
-    @app.get("/webhooks", response_class=HTMLResponse, include_in_schema=False, dependencies=[Read])
-    def webhooks(request: Request) -> HTMLResponse:
-        with db.read() as s:
-            return page(request, "webhooks.html", views.deliveries_view(s))
-
+    # -- login ----------------------------------------------------------------------------------------
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_form(request: Request) -> HTMLResponse:
         return HTMLResponse(env.get_template("login.html").render(failed=False, figures={}, json_url=None, **_base(request)))
@@ -560,23 +441,6 @@ def _project_path(project: str) -> str:
         return check_project_name(project)
     except InputError as exc:
         raise MonitorError(str(exc)) from None
-
-
-def _measure_q(measure: str | None) -> str | None:
-    if measure is None or measure == "":
-        return None
-    from ranklens.monitor.schemas import canonical_measure
-
-    return canonical_measure(measure)
-
-
-def _test_q(test: str) -> str:
-    from ranklens.stats import canonical_test
-
-    name = canonical_test(test)
-    if name not in ("t", "randomisation", "bootstrap", "wilcoxon", "sign"):
-        raise MonitorError(f"test must be one of t, randomisation, bootstrap, wilcoxon, sign; got {test!r}")
-    return name
 
 
 def _plotly_path() -> Path | None:

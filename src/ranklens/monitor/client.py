@@ -193,6 +193,14 @@ class MonitorClient:
             body["expr"] = expr
         return self.request("POST", f"/api/v1/projects/{_q(project)}/rules", json_body=body)["rule"]  # type: ignore[no-any-return]
 
+    def add_rules_file(self, project: str, path: str) -> list[dict[str, Any]]:
+        """Add every rule of a TOML rules file, the one ``ranklens gate --rules`` reads; the file is read
+        and checked here, before anything is sent."""
+        from ranklens.monitor.schemas import rules_from_file
+
+        bodies = [b.model_dump(mode="json", exclude_none=True) for b in rules_from_file(path)]
+        return [self.request("POST", f"/api/v1/projects/{_q(project)}/rules", json_body=b)["rule"] for b in bodies]
+
     def disable_rule(self, project: str, rule_id: int) -> dict[str, Any]:
         return self.request("DELETE", f"/api/v1/projects/{_q(project)}/rules/{int(rule_id)}")["rule"]  # type: ignore[no-any-return]
 

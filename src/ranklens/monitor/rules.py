@@ -30,6 +30,7 @@ import numpy as np
 from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
+from ranklens.gates import bound_holds, drop_within
 from ranklens.monitor._stats import paired
 from ranklens.monitor.models import (
     Alert,
@@ -196,8 +197,9 @@ def _threshold(rule: Rule, data: SnapshotData) -> tuple[str, float | None, str]:
     v = data.value(rule.measure, rule.segment)
     if v is None:
         return "skipped", None, f"no value of {rule.measure}{where}"
-    assert rule.op is not None and rule.threshold is not None
-    ok = OPS[rule.op](v, rule.threshold)
+    if rule.op is None or rule.threshold is None:
+        return "skipped", v, "the rule has no comparison"
+    ok = bound_holds(rule.op, v, rule.threshold)  # the gate's comparison, so CI and alerts agree
     return ("ok" if ok else "breach"), v, f"{rule.measure}{where} = {v:.4f}; rule {rule.op} {rule.threshold:g}"
 
 
@@ -216,7 +218,7 @@ def _window(s: Session, rule: Rule, system: Ref, snap: SnapRef, data: SnapshotDa
         return "skipped", v, f"{n} earlier snapshot(s) in the last {days:g} days; the rule needs {need}"
     mean = float(mean)
     floor = mean - float(rule.max_drop or 0.0)
-    status = "ok" if v >= floor else "breach"
+    status = "ok" if drop_within(mean - v, float(rule.max_drop or 0.0)) else "breach"
     return status, v, (
         f"{rule.measure}{where} = {v:.4f}; {days:g}-day mean {mean:.4f} over {n} snapshot(s), "
         f"floor {floor:.4f} (drop {mean - v:+.4f})"

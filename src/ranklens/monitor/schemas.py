@@ -9,7 +9,6 @@ segment). Measure names are checked with the ranklens measure language and store
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 from functools import lru_cache
 from typing import Annotated, Any, Literal
@@ -36,6 +35,7 @@ __all__ = [
     "canonical_measure",
     "check_name",
     "check_project_name",
+    "rules_from_file",
 ]
 
 #: Size limits of one request (the body size itself is limited by the server, ``--max-body``).
@@ -230,19 +230,21 @@ class RunIn(_Strict):
 
 
 _OPS = Literal[">=", ">", "<=", "<"]
-_EXPR = re.compile(r"^\s*(?P<measure>.+?)\s*(?P<op>>=|<=|>|<)\s*(?P<value>[-+0-9.eE]+)\s*$")
 
 
 class RuleIn(_Strict):
     """A rule. ``kind``:
 
-    * ``threshold``: ``measure op value`` (``nDCG@10 >= 0.85``; ``expr`` is a short way to write it);
+    * ``threshold``: ``measure op value`` (``nDCG@10 >= 0.85``);
     * ``window``: breach when the value falls more than ``max_drop`` below the mean of the same system over
       the previous ``window_days`` days (at least ``min_points`` earlier snapshots);
     * ``significance``: breach when the system is worse than ``reference`` with paired-test p < ``alpha``
       on the per-query values (at least ``min_queries`` common queries).
 
     ``system`` limits the rule to one system (default: every system); ``segment`` checks a segment's value.
+    ``expr`` is a rule in the text syntax of :mod:`ranklens.gates` (``nDCG@10 >= 0.85``,
+    ``nDCG@10 drop <= 0.02 window=7``, ``nDCG@10 drop <= 0 vs=bm25 alpha=0.05``), the one shared with
+    ``ranklens gate``; :meth:`from_rule` turns a :class:`ranklens.gates.Rule` into a monitor rule.
     """
 
     name: Name | None = None
@@ -264,15 +266,11 @@ class RuleIn(_Strict):
 
     def resolved(self) -> RuleIn:
         """This rule with ``expr`` expanded and required fields checked."""
+        from ranklens.gates import parse_rule
+
         data = self.model_dump()
         if self.expr is not None:
-            m = _EXPR.match(self.expr)
-            if not m:
-                raise InputError(f"rule expression must look like 'nDCG@10 >= 0.85'; got {self.expr!r}")
-            value = float(m.group("value"))
-            if not math.isfinite(value):
-                raise InputError(f"rule threshold must be a finite number; got {m.group('value')!r}")
-            data.update(kind="threshold", measure=canonical_measure(m.group("measure")), op=m.group("op"), value=value)
+            data.update(_rule_fields(parse_rule(self.expr), None))
         data["expr"] = None
         if data["measure"] is None:
             raise InputError("rule needs a measure (or an expr such as 'nDCG@10 >= 0.85')")
@@ -283,6 +281,47 @@ class RuleIn(_Strict):
         if data["kind"] == "significance" and data["system"] is not None and data["system"] == data["reference"]:
             raise InputError("significance rule compares a system with another; system and reference are the same")
         return RuleIn.model_validate(data)
+
+    @classmethod
+    def from_rule(cls, rule: Any, settings: Any = None, **fields: Any) -> RuleIn:
+        """The monitor rule of a :class:`ranklens.gates.Rule` (``settings``: the rules file's
+        :class:`~ranklens.gates.GateSettings`, for its default ``alpha``, ``test`` and ``window``)."""
+        return cls.model_validate({**fields, **_rule_fields(rule, settings)}).resolved()
+
+
+def rules_from_file(path: str) -> list[RuleIn]:
+    """The monitor rules of a TOML rules file shared with ``ranklens gate --rules`` (see :mod:`ranklens.gates.files`)."""
+    from ranklens.gates import read_rules
+
+    rules, settings = read_rules(path)
+    return [RuleIn.from_rule(rule, settings) for rule in rules]
+
+
+def _rule_fields(rule: Any, settings: Any) -> dict[str, Any]:
+    """A gates Rule as RuleIn fields: a bound is a ``threshold`` rule; a drop is a ``window`` rule
+    (trailing ``window`` days, default 7) or, with a reference system, a ``significance`` rule (allowed
+    drop 0: the monitor's significance rule breaches on any significant drop)."""
+    out: dict[str, Any] = {"measure": canonical_measure(rule.measure)}
+    if rule.segment is not None:
+        out["segment"] = rule.segment
+    if rule.kind != "max_drop":
+        return {**out, "kind": "threshold", "op": rule.op, "value": rule.threshold}
+    alpha = rule.alpha if rule.alpha is not None else getattr(settings, "alpha", None)
+    if rule.reference is not None:
+        if rule.threshold != 0:
+            raise InputError(
+                f"rule {str(rule)!r}: a drop vs a reference system is a significance test; the monitor "
+                "checks it with an allowed drop of 0 (write 'drop <= 0')"
+            )
+        out.update(kind="significance", reference=rule.reference, test=getattr(settings, "test", None) or "t")
+        return {**out, **({"alpha": alpha} if alpha is not None else {})}
+    if rule.alpha is not None:
+        raise InputError(
+            f"rule {str(rule)!r}: the monitor's trailing-window rule has no significance test; drop alpha= "
+            "or compare with a reference system (vs=SYSTEM)"
+        )
+    window = rule.window if rule.window is not None else getattr(settings, "window", None)
+    return {**out, "kind": "window", "max_drop": rule.threshold, "window_days": window if window is not None else 7.0}
 
 
 class WebhookIn(_Strict):

@@ -54,6 +54,7 @@ from ranklens.monitor.schemas import (
     SnapshotIn,
     WebhookIn,
     check_project_name,
+    rules_from_file,
 )
 
 __all__ = ["Monitor", "iso", "normalise_snapshot"]
@@ -448,6 +449,12 @@ class Monitor:
             return rule_json(rule, names)
 
         return self.db.write(fn)
+
+    def add_rules_file(self, project: str, path: str) -> list[dict[str, Any]]:
+        """Add every rule of a TOML rules file, the one ``ranklens gate --rules`` reads
+        (:func:`ranklens.gates.read_rules`); the whole file is checked before the first rule is stored."""
+        bodies = rules_from_file(path)
+        return [self.add_rule(project, body) for body in bodies]
 
     def set_rule_enabled(self, project: str, rule_id: int, enabled: bool) -> dict[str, Any]:
         """Enable or disable a rule; disabling resolves nothing by itself but stops further checks."""

@@ -1,0 +1,269 @@
+"""The read routes in one table: each dashboard page is one data function with one query model.
+
+A :class:`Page` row names the HTML path, its ``/api/v1`` JSON twin, the pydantic model of the page's query
+parameters, the data function and the template. :func:`add_pages` registers both routes of every row
+from that one row: the JSON route returns what the data function returns, and the HTML route renders the
+same dict (plus the charts drawn from it). So the page and its twin cannot take different parameters.
+
+The data functions are plain functions of a session, a query object and the path parameters, so they
+can be called in-process::
+
+    >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
+    2026
+    >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
+    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/rules']
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.params import Depends
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from ranklens.monitor import charts, views
+from ranklens.monitor.db import Database
+from ranklens.monitor.errors import MonitorError
+
+__all__ = [
+    "PAGES",
+    "AbQuery",
+    "AlertsQuery",
+    "NoQuery",
+    "Page",
+    "SegmentsQuery",
+    "SeriesQuery",
+    "SnapshotQuery",
+    "SnapshotsQuery",
+    "WebhooksQuery",
+    "add_pages",
+    "series_data",
+]
+
+Data = dict[str, Any]
+Render = Callable[[Request, str, Data, dict[str, Any]], HTMLResponse]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# one query model per page
+
+
+class NoQuery(BaseModel):
+    """A page without query parameters."""
+
+
+class SeriesQuery(BaseModel):
+    measure: str | None = None
+    system: list[str] | None = None
+    segment: str = ""
+    since: dt.datetime | None = None
+
+
+class SegmentsQuery(BaseModel):
+    measure: str | None = None
+
+
+class AbQuery(BaseModel):
+    a: str | None = None
+    b: str | None = None
+    measure: str | None = None
+    segment: str = ""
+    test: str = "t"
+
+
+class SnapshotsQuery(BaseModel):
+    system: str | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+class SnapshotQuery(BaseModel):
+    measure: str | None = None
+    compare: str | None = None
+    worst: int = 20
+
+
+class AlertsQuery(BaseModel):
+    state: str | None = None
+    limit: int = 200
+
+
+class WebhooksQuery(BaseModel):
+    webhook: int | None = None
+    limit: int = 200
+
+
+# ---------------------------------------------------------------------------------------------------------
+# one data function per page: (session, query, **path parameters) -> the JSON-ready dict
+
+
+def projects_data(s: Session, q: NoQuery) -> Data:
+    return views.projects_view(s)
+
+
+def overview_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    return views.overview_view(s, project)
+
+
+def series_data(s: Session, q: SeriesQuery, *, project: str) -> Data:
+    return views.series_view(s, project, measure=_measure(q.measure), systems=q.system, segment=q.segment, since=q.since)
+
+
+def segments_data(s: Session, q: SegmentsQuery, *, project: str) -> Data:
+    return views.segments_view(s, project, measure=_measure(q.measure))
+
+
+def ab_data(s: Session, q: AbQuery, *, project: str) -> Data:
+    return views.ab_view(s, project, a=q.a, b=q.b, measure=_measure(q.measure), segment=q.segment, test=_test(q.test))
+
+
+def snapshots_data(s: Session, q: SnapshotsQuery, *, project: str) -> Data:
+    return views.snapshots_view(s, project, system=q.system, limit=q.limit, offset=q.offset)
+
+
+def snapshot_data(s: Session, q: SnapshotQuery, *, project: str, snapshot: str) -> Data:
+    return views.snapshot_view(s, project, snapshot, measure=_measure(q.measure), compare=q.compare, worst=q.worst)
+
+
+def alerts_data(s: Session, q: AlertsQuery, *, project: str) -> Data:
+    return views.alerts_view(s, project, state=q.state or None, limit=_clamp(q.limit))
+
+
+def rules_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    return views.rules_view(s, project)
+
+
+def datasets_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    return views.datasets_view(s, project)
+
+
+def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
+    return views.deliveries_view(s, webhook=q.webhook, limit=_clamp(q.limit))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the table
+
+
+@dataclass(frozen=True)
+class Page:
+    """One read route: its JSON path, its HTML path and template (``None`` for JSON only), its query model,
+    its data function and the charts drawn from the data."""
+
+    api_path: str
+    html_path: str | None
+    template: str | None
+    query: type[BaseModel]
+    data: Callable[..., Data]
+    figures: Callable[[Data], dict[str, Any]] = lambda data: {}
+
+    @property
+    def path_params(self) -> list[str]:
+        return re.findall(r"{(\w+)}", self.api_path)
+
+
+PAGES: tuple[Page, ...] = (
+    Page("/api/v1/projects", "/", "projects.html", NoQuery, projects_data),
+    Page(
+        "/api/v1/projects/{project}", "/projects/{project}", "overview.html", NoQuery, overview_data,
+        lambda d: {"overview": charts.overview_figure(d)} if d["systems"] else {},
+    ),
+    Page(
+        "/api/v1/projects/{project}/series", "/projects/{project}/series", "series.html", SeriesQuery, series_data,
+        lambda d: {"series": charts.series_figure(d)},
+    ),
+    Page(
+        "/api/v1/projects/{project}/segments", "/projects/{project}/segments", "segments.html", SegmentsQuery, segments_data,
+        lambda d: {"segments": charts.segments_figure(d)},
+    ),
+    Page("/api/v1/projects/{project}/ab", "/projects/{project}/ab", "ab.html", AbQuery, ab_data, charts.ab_figures),
+    Page("/api/v1/projects/{project}/snapshots", "/projects/{project}/snapshots", "snapshots.html", SnapshotsQuery, snapshots_data),
+    Page(
+        "/api/v1/projects/{project}/snapshots/{snapshot}", "/projects/{project}/snapshots/{snapshot}", "snapshot.html",
+        SnapshotQuery, snapshot_data,
+    ),
+    Page("/api/v1/projects/{project}/datasets", None, None, NoQuery, datasets_data),
+    Page("/api/v1/projects/{project}/rules", None, None, NoQuery, rules_data),
+    Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data),
+    Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data),
+)
+
+
+def add_pages(app: FastAPI, db: Database, read: Depends, render: Render) -> None:
+    """Register the JSON route and (when it has a template) the HTML route of every row of :data:`PAGES`."""
+    for page in PAGES:
+        app.add_api_route(page.api_path, _json_endpoint(page, db), methods=["GET"], dependencies=[read])
+        if page.html_path is not None:
+            app.add_api_route(
+                page.html_path, _html_endpoint(page, db, render), methods=["GET"], dependencies=[read],
+                response_class=HTMLResponse, include_in_schema=False,
+            )
+
+
+def _load(page: Page, db: Database, q: BaseModel, path: dict[str, str]) -> Data:
+    with db.read() as s:
+        return page.data(s, q, **path)
+
+
+def _json_endpoint(page: Page, db: Database) -> Callable[..., Data]:
+    def endpoint(**kw: Any) -> Data:
+        q = kw.pop("q", None) or page.query()
+        return _load(page, db, q, kw)
+
+    return _signed(endpoint, page, request=False, returns=dict[str, Any])
+
+
+def _html_endpoint(page: Page, db: Database, render: Render) -> Callable[..., HTMLResponse]:
+    assert page.template is not None
+    template = page.template
+
+    def endpoint(request: Request, **kw: Any) -> HTMLResponse:
+        q = kw.pop("q", None) or page.query()
+        data = _load(page, db, q, kw)
+        return render(request, template, data, page.figures(data))
+
+    return _signed(endpoint, page, request=True, returns=HTMLResponse)
+
+
+def _signed(fn: Callable[..., Any], page: Page, *, request: bool, returns: Any) -> Callable[..., Any]:
+    """Give ``fn`` the signature FastAPI reads: the path parameters and the page's query model."""
+    params = [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request)] if request else []
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str) for name in page.path_params]
+    if page.query.model_fields:
+        params.append(inspect.Parameter("q", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[page.query, Query()]))
+    fn.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    fn.__name__ = ("page_" if request else "api_") + page.data.__name__.removesuffix("_data")
+    return fn
+
+
+# ---------------------------------------------------------------------------------------------------------
+# parameter normalisation shared by the routes
+
+
+def _clamp(limit: int) -> int:
+    return max(1, min(limit, 5000))
+
+
+def _measure(measure: str | None) -> str | None:
+    if measure is None or measure == "":
+        return None
+    from ranklens.monitor.schemas import canonical_measure
+
+    return canonical_measure(measure)
+
+
+def _test(test: str) -> str:
+    from ranklens.stats import canonical_test
+
+    name = canonical_test(test)
+    if name not in ("t", "randomisation", "bootstrap", "wilcoxon", "sign"):
+        raise MonitorError(f"test must be one of t, randomisation, bootstrap, wilcoxon, sign; got {test!r}")
+    return name
