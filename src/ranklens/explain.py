@@ -61,8 +61,11 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
     notes: list[str] = []
     ids = lists.query_ids.to_pylist()
     if query not in ids:
+        in_qrels = query in ev.qrels.query_ids.to_pylist()
+        if in_qrels:  # judged, but the run has nothing for it: a suggestion of another query would mislead
+            raise InputError(f"the run has no results for query '{query}' (it is in the qrels)")
         hint = did_you_mean(query, ids)
-        raise InputError(f"query '{query}' is not evaluated (not in both qrels and run){hint or f'; queries: {ids[:5]}...'}")
+        raise InputError(f"query '{query}' is not in the qrels{hint or f'; judged queries: {ids[:5]}...'}")
     qi = ids.index(query)
     value = float(kernel_for(m)(lists, m)[qi])
     if m.name in _DCG_FAMILIES:

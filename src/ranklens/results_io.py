@@ -54,6 +54,9 @@ def write_results(
             f"{path}: cannot tell the output format from the suffix '{path.suffix}'; "
             "use .json, .csv, .tsv or .parquet (or --format)"
         )
+    directory = path.resolve().parent
+    if not directory.is_dir():
+        raise FormatError(str(path), f"cannot write: no such directory {str(directory)!r}")
     if fmt == "parquet":
         import pyarrow.parquet as pq
 

@@ -55,4 +55,4 @@ def test_unknown_query_suggests() -> None:
         cli, ["explain", str(EXAMPLES / "toy.qrels"), str(EXAMPLES / "toy_bm25.run"), "--query", "q99x", "-m", "AP"]
     )
     assert result.exit_code == 2
-    assert "query 'q99x' is not evaluated" in result.stderr
+    assert "query 'q99x' is not in the qrels" in result.stderr

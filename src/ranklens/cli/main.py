@@ -44,6 +44,16 @@ class LazyGroup(click.Group):
         module, attr, _ = COMMANDS[cmd_name]
         return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and name not in COMMANDS and not name.startswith("-"):
+            from ranklens.errors import did_you_mean
+
+            ctx.fail(f"no such command '{name}'{did_you_mean(name, list(COMMANDS))}")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):

@@ -96,6 +96,8 @@ def legend(comparison: Comparison) -> str:
         "tukey": "blocked Tukey HSD",
         "randomised-tukey": "randomised Tukey HSD",
     }.get(o.get("test", ""), str(o.get("test")))
+    if o.get("test") in ("tukey", "randomised-tukey"):  # its p-values already cover every pair of the family
+        corr = "family-wise over all pairs, no further" if corr != "no" else corr
     return (
         f"{test}, {corr} correction, α = {comparison.alpha:g}; "
         f"{level:g}% {o.get('ci', 't')} confidence intervals of the difference (system − baseline)"
