@@ -400,3 +400,42 @@ def test_compare_takes_labels_like_evaluate() -> None:
     assert comparison.rows
     with pytest.raises(MeasureError, match="binary relevance"):
         ranklens.compare(FLOAT_QRELS, {"a": FLOAT_RUN, "b": other}, ["AP"], labels="float")
+
+
+# ------------------------------------------------------------------ golden: real-valued labels (issue 10)
+
+GOLDEN_FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+
+def test_golden_watch_completion_matches_sklearn() -> None:
+    """tests/data/formats/watch_completion.csv: watch completion 0–1 per (user, item) as relevance, and a
+    recommender's predictions; every judged item is ranked, scores distinct. The oracle is scikit-learn's
+    ndcg_score per user on the file parsed here with the csv module (nothing read by ranklens)."""
+    import csv
+
+    from click.testing import CliRunner
+    from sklearn.metrics import ndcg_score
+
+    from ranklens.cli.main import cli
+
+    qrels_path, run_path = GOLDEN_FORMATS / "watch_completion.csv", GOLDEN_FORMATS / "watch_predictions.csv"
+    truth: dict[str, dict[str, float]] = {}
+    for row in csv.DictReader(qrels_path.read_text().splitlines()):
+        truth.setdefault(row["user_id"], {})[row["item_id"]] = float(row["completion"])
+    scores: dict[str, dict[str, float]] = {}
+    for row in csv.DictReader(run_path.read_text().splitlines()):
+        scores.setdefault(row["user_id"], {})[row["item_id"]] = float(row["prediction"])
+    expected = {}
+    for user, items in truth.items():
+        order = sorted(items)
+        expected[user] = ndcg_score([[items[i] for i in order]], [[scores[user][i] for i in order]], k=3)
+    result = CliRunner().invoke(
+        cli,
+        ["eval", str(qrels_path), str(run_path), "-m", "nDCG@3", "--labels", "float",
+         "--qrels-columns", "label=completion", "--per-query", "-f", "tsv"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    got = {q: float(v) for _, q, v in (line.split("\t") for line in result.stdout.splitlines()) if q != "all"}
+    assert got.keys() == expected.keys()
+    for user in expected:
+        assert got[user] == pytest.approx(expected[user], abs=1e-12), user
