@@ -74,6 +74,11 @@ def test_errors(log, kwargs, error: type, pattern: str) -> None:
 def test_plot_and_table(tmp_path) -> None:
     pb = estimate_position_bias(simulated_log(queries=4, pages=40), n_boot=10)
     fig = pb.plot(str(tmp_path / "bias.html"))
+    page = (tmp_path / "bias.html").read_text(encoding="utf-8")
+    import re
+
+    assert re.search(r"<script[^>]*\bsrc=", page) is None  # offline: no external script, plotly.js is inlined
+    assert len(page) > 1_000_000
     assert (tmp_path / "bias.html").exists() and len(fig.data) == 2
     assert "1/log2(k+1)" in pb.table() and pb.to_dict()["positions"][0]["theta"] == 1.0
 

@@ -150,7 +150,7 @@ class PositionBias:
         )
         if path:
             if str(path).endswith(".html"):
-                fig.write_html(path, include_plotlyjs="cdn")
+                fig.write_html(path, include_plotlyjs=True)  # self-contained: opens offline
             else:
                 fig.write_image(path)
         return fig
