@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reference_impl import average_precision, ndcg, ranked_labels, trec_order  # noqa: E402
+from time_limit import deadline  # noqa: E402
 
 from ranklens.cli.main import cli  # noqa: E402
 from ranklens.data.io import read_qrels, read_run  # noqa: E402
@@ -554,24 +554,6 @@ def parquet_bytes(kind: str, mutations: list[tuple]) -> bytes:  # type: ignore[t
 
 
 # ------------------------------------------------------------------------------------------ running
-
-
-class Hang(BaseException):
-    """Raised by the alarm: not an Exception, so nothing on the way can swallow it."""
-
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    def on_alarm(signum: int, frame: object) -> None:
-        raise Hang(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass

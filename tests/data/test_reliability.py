@@ -15,8 +15,8 @@ import io
 import math
 import os
 import re
-import signal
 import stat
+import sys
 import threading
 import warnings
 import zlib
@@ -35,27 +35,12 @@ from ranklens.data.io import read_qrels, read_run
 from ranklens.engine.stream import iter_trec_blocks
 from ranklens.errors import FormatError, InputError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from time_limit import deadline  # noqa: E402
+
 QRELS = b"q1 0 d1 0\nq1 0 d2 1\n"
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
-
-
-class Hang(BaseException):
-    """Raised by the alarm: not an Exception, so neither ranklens nor CliRunner can swallow it."""
-
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    def on_alarm(signum: int, frame: object) -> None:
-        raise Hang(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def run_cli(*args: str, seconds: float = 20) -> tuple[int, str, str]:
@@ -713,3 +698,13 @@ def test_a_jsonl_object_not_alone_on_its_line_is_an_error(tmp_path: Path, text: 
     # pyarrow's reader accepted these (and counted rows that are not lines)
     with pytest.raises(FormatError, match=rf"q\.jsonl:{line}: expected a JSON object per line"):
         read_qrels(write(tmp_path / "q.jsonl", text))
+
+
+def test_a_tab_ending_the_last_tsv_line_is_a_field_as_on_any_other_line(tmp_path: Path) -> None:
+    """Found by the fuzz test: trailing whitespace was trimmed before counting, so a TSV whose last line
+    ends in a tab had 3 fields there but 4 on any other line."""
+    for text in ("query_id\tdoc_id\tscore\nq1\td2\t2.5\nq1\td5\t1.5\t", "query_id\tdoc_id\tscore\nq1\td5\t1.5\t\nq1\td2\t2.5\n"):
+        path = tmp_path / "r.tsv"
+        path.write_text(text)
+        with pytest.raises(FormatError, match=r"r\.tsv:\d: expected 3 fields as in the header .* got 4"):
+            read_run(str(path))

@@ -59,7 +59,9 @@ from ranklens.data.readers import (
 from ranklens.data.run import Run
 from ranklens.errors import FormatError, did_you_mean
 
-__all__ = ["FORMATS", "format_of", "read_qrels", "read_run", "run_columns_of", "write_qrels", "write_run"]
+__all__ = [
+    "FORMATS", "format_of", "read_qrels", "read_run", "read_text_bytes", "run_columns_of", "write_qrels", "write_run",
+]
 
 #: Path-like sources; anything else is treated as an in-memory object.
 PathLike = Union[str, "os.PathLike[str]"]
@@ -412,6 +414,22 @@ def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | Binar
 
 
 STDIN = "<stdin>"
+
+
+def read_text_bytes(source: PathLike) -> tuple[str, bytes]:
+    """``(name to show, bytes)`` of a text input read once, gunzipped: ``-`` is standard input; a pipe
+    or FIFO is read whole from one open. For callers that need the raw text (``trec-eval`` takes the run
+    id from the last line).
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.run"
+    >>> _ = p.write_text("q1 Q0 d1 1 1.0 t\\n")
+    >>> read_text_bytes(p)[1]
+    b'q1 Q0 d1 1 1.0 t\\n'
+    """
+    display, _, data = _load(source, "trec")
+    assert isinstance(data, bytes)  # only Parquet is left as a handle
+    return display, data
 
 
 def _load_stdin(format: str | None) -> tuple[str, str, bytes]:

@@ -149,14 +149,17 @@ class Evaluator:
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
-        options = {
+        return assemble(r.name, self.measures, query_ids, values, notes, self.options())
+
+    def options(self) -> dict[str, Any]:
+        """The policies every Results of this evaluator records (``Results.options``)."""
+        return {
             "missing": {"intersect": "skip", "qrels": "zero"}.get(self.query_set, self.query_set),
             "negative": self.negative,
             "judged_only": self.judged_only,
             "max_docs": self.max_docs,
             **({"labels": "float"} if self.labels == "float" else {}),
         }
-        return assemble(r.name, self.measures, query_ids, values, notes, options)
 
     def evaluate(self, run: Any, *, name: str | None = None) -> Results:
         """Same as calling the evaluator."""

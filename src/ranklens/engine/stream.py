@@ -220,14 +220,7 @@ def evaluate_stream(
         truncated_rows=totals["truncated_rows"],
         removed_unjudged_rows=totals["removed_unjudged_rows"],
     )
-    options = {
-        "missing": {"intersect": "skip", "qrels": "zero"}.get(evaluator.query_set, evaluator.query_set),
-        "negative": evaluator.negative,
-        "judged_only": evaluator.judged_only,
-        "max_docs": evaluator.max_docs,
-        **({"labels": "float"} if evaluator.labels == "float" else {}),
-        "streamed": True,
-    }
+    options = {**evaluator.options(), "streamed": True}
     notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
     return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
 

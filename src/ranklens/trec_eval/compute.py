@@ -18,6 +18,7 @@ from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.align import align
 from ranklens.engine.kernels import kernel_for
+from ranklens.engine.kernels._common import segment_cumsum
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
 from ranklens.trec_eval.select import Selected
@@ -90,14 +91,10 @@ def yaap(lists: RankedLists, rel_level: int) -> np.ndarray:
     Relevant means a code ``>= rel_level`` as in the C comparison (with ``-l`` at or below -1 a document
     outside the qrels counts); R counts the judged labels that are ``>= 0`` and ``>= rel_level``.
     """
-    relevant = lists.labels >= rel_level
-    row_query = lists.row_query
-    hits = np.cumsum(relevant) - np.repeat(np.concatenate(([0], np.cumsum(relevant)))[lists.offsets[:-1]], np.diff(lists.offsets))
-    precision = np.where(relevant, hits / (lists.rank0 + 1.0), 0.0)
-    s = np.bincount(row_query, weights=precision, minlength=lists.num_queries)
-    judged = (lists.ideal_labels >= 0) & (lists.ideal_labels >= rel_level)
-    ideal_query = np.repeat(np.arange(lists.num_queries), np.diff(lists.ideal_offsets))
-    big_r = np.bincount(ideal_query, weights=judged, minlength=lists.num_queries)
+    relevant = lists.labels >= rel_level  # the C comparison on relevance codes (not kernels' `relevant`)
+    hits = segment_cumsum(relevant.astype(np.float64), lists.offsets)
+    s = lists.per_query_sum(np.where(relevant, hits / (lists.rank0 + 1.0), 0.0))
+    big_r = lists.per_query_count((lists.ideal_labels >= 0) & (lists.ideal_labels >= rel_level), ideal=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log((1.0 + s) / (1.0 + big_r - s))
 

@@ -46,29 +46,15 @@ def load_run(run_path: str) -> tuple[Run, str]:
     if run_path != "-" and os.path.isfile(run_path):
         run = read_run(run_path, format="trec")
         return run, last_run_tag(run_path) or run.name
+    from ranklens.data.io import read_text_bytes
     from ranklens.data.readers import RUN, no_rows, to_run, trec
 
-    display = "<stdin>" if run_path == "-" else run_path
-    data = _read_once(run_path)
+    display, data = read_text_bytes(run_path)
     columns = trec.read_run(data, display)
     if len(columns.query_id) == 0:  # type: ignore[arg-type]
         raise no_rows(RUN, display)
     run = to_run(columns, display, columns.tag or "run")
     return run, _last_tag(data.splitlines()) or run.name
-
-
-def _read_once(run_path: str) -> bytes:
-    """All the bytes of standard input or of a pipe/FIFO, gunzipped when they start with gzip's magic."""
-    if run_path == "-":
-        import gzip
-        import sys
-
-        data = sys.stdin.buffer.read()
-        return gzip.decompress(data) if data.startswith(b"\x1f\x8b") else data
-    from ranklens.data.io import open_input
-
-    with open_input(run_path) as (stream, _):
-        return stream.read()
 
 
 def only_query(qrels: Qrels, query_id: str) -> Qrels | None:

@@ -71,6 +71,10 @@ def read_delimited(
     end = text_end(data)
     if end == 0:
         raise FormatError(source, "expected at least one line, got an empty file")
+    # text_end strips trailing tabs too: a tab delimiter ending the last line is a field, as on any other line
+    rest = data[end:].split(b"\n", 1)[0]
+    if delimiter.encode() in rest:
+        end += rest.rindex(delimiter.encode()) + 1
     _check_line_ends(data, end, source)
     header_line, header_start = 1, 0
     while True:  # the header is the first non-blank line

@@ -339,8 +339,9 @@ def _integer_labels(table: pa.Table | None, layout: _Layout, column: int) -> pa.
     labels = table.column(column)
     if len(labels) and not pc.all(pc.match_substring_regex(labels, _DECIMAL)).as_py():
         return None
-    unsigned = pc.replace_substring_regex(labels, r"^\+", "")
-    return table.set_column(column, table.field(column).name, pc.cast(unsigned, pa.int64()))
+    if pc.any(pc.starts_with(labels, "+")).as_py():  # pyarrow's cast refuses a leading '+'
+        labels = pc.replace_substring_regex(labels, r"^\+", "")
+    return table.set_column(column, table.field(column).name, pc.cast(labels, pa.int64()))
 
 
 def _cut_extra_fields(arr: np.ndarray, width: int) -> tuple[np.ndarray, int]:
