@@ -1,9 +1,9 @@
 """DESIGN.md's "dependencies flow downward", made executable (issue 11).
 
 Every module of ``src/ranklens`` is imported, and every ``import`` in it (top level or inside a function) is
-checked against the floors: **core** (``data``, ``measures``, ``engine``, ``results``, ``results_io``, ``stats``,
-``errors``) imports no feature and no face; a **feature** (``comparison``, ``report``, ``trec_eval``, ``monitor``,
-``labels``, ``unbiased``, ``diversity``, ``explain``, ``plugins``) imports no face (``cli``, the monitor's web app and
+checked against the floors: **core** (``data``, ``measures``, ``engine``, ``results``, ``stats``, ``errors``)
+imports no feature and no face; a **feature** (``comparison``, ``report``, ``trec_eval``, ``monitor``, ``labels``,
+``unbiased``, ``diversity``, ``rag``, ``explain``, ``plugins``) imports no face (``cli``, the monitor's web app and
 ``__main__`` modules); **kernels** (``engine.kernels``) import only their own primitives, ``engine.ranked``, the
 measure definitions and ``errors``. A failure names the edge.
 
@@ -20,17 +20,11 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-CORE = {"data", "measures", "engine", "results", "results_io", "stats", "errors", "_version"}
+CORE = {"data", "measures", "engine", "results", "stats", "errors", "_version"}
 FACE_MODULES = {"ranklens.monitor.app", "ranklens.monitor.__main__"}
 
 #: (importer, imported) → why it is still there
 KNOWN = {
-    ("ranklens.measures", "ranklens.diversity"): "alpha-nDCG's family is registered from diversity/",
-    ("ranklens.engine.kernels.rag", "ranklens.engine.evaluator"): "evaluate_rag lives with the RAG kernels",
-    ("ranklens.engine.kernels.rag", "ranklens.results"): "evaluate_rag lives with the RAG kernels",
-    ("ranklens.engine.kernels.dcg", "ranklens.data._intern"): "the tie-break by doc id reuses the interning lookup",
-    ("ranklens.results_io", "ranklens.cli._output"): "the text renderers still live in the CLI",
-    ("ranklens.monitor", "ranklens.monitor.app"): "the monitor package re-exports create_app from its web face",
 }
 
 

@@ -59,7 +59,7 @@ def test_evaluate_many_takes_names() -> None:
 
 
 def test_read_results_round_trip(tmp_path: Path) -> None:
-    from ranklens.results_io import write_results
+    from ranklens.results import write_results
 
     a = ranklens.evaluate(QRELS, Run.from_dict(RUN_A, name="a"), ["nDCG@10", "AP", "NumRet"])
     b = ranklens.evaluate(QRELS, Run.from_dict(RUN_B, name="b"), ["nDCG@10", "AP", "NumRet"])
@@ -75,7 +75,7 @@ def test_read_results_round_trip(tmp_path: Path) -> None:
 
 
 def test_read_results_aggregates_only(tmp_path: Path) -> None:
-    from ranklens.results_io import write_results
+    from ranklens.results import write_results
 
     a = ranklens.evaluate(QRELS, RUN_A, ["AP"])
     path = tmp_path / "agg.json"

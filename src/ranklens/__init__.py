@@ -9,6 +9,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from ranklens._version import __version__
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `import ranklens` stays light
@@ -16,10 +17,10 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `im
     from ranklens.data import Qrels, Run
     from ranklens.data.io import read_qrels, read_run
     from ranklens.data.segments import read_segments
-    from ranklens.engine import Evaluator, RankedLists, evaluate, evaluate_arrays
+    from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate, evaluate_arrays
     from ranklens.measures import Measure, parse
-    from ranklens.results import Results
-    from ranklens.results_io import read_results
+    from ranklens.results.core import Results
+    from ranklens.results.io import read_results
 
 #: public name → the module that defines it (imported when the name is first used)
 _LAZY = {
@@ -30,14 +31,15 @@ _LAZY = {
     "read_qrels": "ranklens.data.io",
     "read_run": "ranklens.data.io",
     "read_segments": "ranklens.data.segments",
+    "EvalPolicy": "ranklens.engine",
     "Evaluator": "ranklens.engine",
     "RankedLists": "ranklens.engine",
     "evaluate": "ranklens.engine",
     "evaluate_arrays": "ranklens.engine",
     "Measure": "ranklens.measures",
     "parse": "ranklens.measures",
-    "Results": "ranklens.results",
-    "read_results": "ranklens.results_io",
+    "Results": "ranklens.results.core",
+    "read_results": "ranklens.results.io",
 }
 
 
@@ -56,10 +58,9 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__version__ = "0.1.0"
-
 __all__ = [
     "Comparison",
+    "EvalPolicy",
     "Evaluator",
     "FormatError",
     "InputError",

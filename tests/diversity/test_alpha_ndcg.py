@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 import ranklens
-import ranklens.engine.kernels.rag  # noqa: F401  (registers the alpha-nDCG stub kernel)
 from ranklens.cli.main import COMMANDS, cli
 from ranklens.diversity import IntentQrels, alpha_ndcg, evaluate_diversity, read_intent_qrels
 from ranklens.errors import DuplicateError, FormatError, MeasureError
@@ -168,3 +167,11 @@ def test_cli(tmp_path, monkeypatch) -> None:
     )
     bad = CliRunner().invoke(cli, ["diversity", str(run), str(run)])
     assert bad.exit_code == 2 and "expected 4 columns" in bad.output
+
+
+def test_the_family_is_defined_in_measures_and_declares_its_intents() -> None:
+    from ranklens.measures import get_family
+    from ranklens.measures.diversity import ALPHA_NDCG
+
+    assert get_family("alpha-nDCG") is ALPHA_NDCG and ALPHA_NDCG.needs == ("intents",)
+    assert ALPHA_NDCG.rows_read(ALPHA_NDCG @ 5) is None  # the engine joins the whole ranking for it

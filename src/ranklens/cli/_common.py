@@ -9,11 +9,12 @@ from typing import Any, TypeVar, overload
 
 import click
 
+from ranklens.data.formats import RUN_FILES
 from ranklens.errors import FormatError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DATA_FORMATS = ["trec", "msmarco", "msmarco-rank", "msmarco-score", "json", "jsonl", "csv", "tsv", "parquet"]
+DATA_FORMATS = list(RUN_FILES.formats)
 
 #: The measures of every command that evaluates when no -m is given (README "Conventions").
 DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
@@ -100,6 +101,13 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
     return callback
 
 
+#: the options of :func:`policy_options` that are :class:`EvalPolicy` fields of the same name
+_POLICY_FIELDS = (
+    "missing", "negative", "judged_only", "max_docs", "rel_level", "qrels_format", "run_format", "qrels_columns",
+    "run_columns",
+)
+
+
 @overload
 def policy_options(func: F, *, missing: str = "skip") -> F: ...
 
@@ -109,9 +117,10 @@ def policy_options(func: None = None, *, missing: str = "skip") -> Callable[[F],
 
 
 def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Callable[[F], F]:
-    """``--missing``, ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``, ``--labels``
-    (passed as ``label_kind``), input formats and column maps (``--qrels-columns``/``--run-columns``, passed as ``qrels_columns``/``run_columns``), and
-    ``--plugin`` (eager, not passed to the command: it imports measure plugins before measures are parsed).
+    """``--missing`` (and ``-c``), ``--negative``, ``--judged-only``, ``--max-docs``, ``--rel-level``,
+    ``--labels``, input formats and column maps (``--qrels-columns``/``--run-columns``), passed to the command
+    as one ``policy`` (:class:`ranklens.engine.policy.EvalPolicy`), and ``--plugin`` (eager, not passed to the
+    command: it imports measure plugins before measures are parsed).
 
     Use as ``@policy_options``, or ``@policy_options(missing="zero")`` for another ``--missing`` default
     (``gate`` counts every qrels query, so a run cannot pass by leaving the hard queries out)."""
@@ -189,13 +198,42 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
 
     @functools.wraps(func)
     def wrapper(*args: Any, missing_zero: bool = False, **kwargs: Any) -> Any:
+        from ranklens.engine.policy import EvalPolicy  # (here, not at import: `--help` stays light)
+
+        fields = {name: kwargs.pop(name) for name in _POLICY_FIELDS}
         if missing_zero:
-            kwargs["missing"] = "zero"
+            fields["missing"] = "zero"
+        fields["labels"] = kwargs.pop("label_kind")
+        policy = EvalPolicy(**fields)
         try:
-            return func(*args, **kwargs)
+            return func(*args, policy=policy, **kwargs)
         except FormatError as e:
-            raise _with_labels_hint(e, kwargs.get("label_kind")) from None
+            raise _with_labels_hint(e, policy.labels) from None
 
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
+
+
+def progress_hook(enabled: bool) -> Callable[[str, int | None], Any]:
+    """The library's progress hook (:data:`ranklens.evaluation.ProgressHook`) drawn on the terminal: a bar
+    over the bytes when the total is known, else a spinner; nothing unless ``enabled``."""
+    import contextlib
+
+    from ranklens.cli._progress import byte_progress, status
+
+    @contextlib.contextmanager
+    def hook(label: str, total: int | None) -> Any:
+        if total is None:
+            with status(label, enabled=enabled):
+                yield lambda done, rows: None
+        else:
+            with byte_progress(label, total, enabled=enabled) as update:
+                yield update
+
+    return hook
+
+
+def echo_note(note: str) -> None:
+    """A note on standard error, as every command prints them."""
+    click.echo(f"ranklens: note: {note}", err=True)

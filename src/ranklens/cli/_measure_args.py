@@ -6,6 +6,7 @@ import os
 
 import click
 
+from ranklens.data.formats import RUN_FILES
 from ranklens.errors import RanklensError
 
 MEASURE_FLAGS = ("-m", "--measure")
@@ -42,7 +43,7 @@ def _is_measure(token: str) -> bool:
     return True
 
 
-_PATH_SUFFIXES = (".qrels", ".run", ".txt", ".trec", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".gz")
+_PATH_SUFFIXES = (*RUN_FILES.extensions, ".gz")
 
 
 def _looks_like_path(token: str) -> bool:

@@ -71,9 +71,3 @@ def final_names(named: Sequence[tuple[str | None, str]], tags: Sequence[str]) ->
     pairs = [(given, None) if given is not None else (tag, path) for (given, path), tag in zip(named, tags)]
     return unique_names(pairs)
 
-
-def is_results_file(path: str) -> bool:
-    """True when ``path`` holds results that ``eval -f json|parquet`` wrote (not a run)."""
-    from ranklens.results_io import looks_like_results
-
-    return path != "-" and os.path.isfile(path) and looks_like_results(path)

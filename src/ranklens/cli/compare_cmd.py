@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ranklens.cli._common import DEFAULT_MEASURES, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
 from ranklens.cli._runs import name_option
+
+if TYPE_CHECKING:
+    from ranklens.engine.policy import EvalPolicy
+
 TESTS = ("t", "randomisation", "bootstrap", "wilcoxon", "sign", "tukey", "randomised-tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 REPORT_FORMATS = ("table", "markdown", "latex", "json", "html")
@@ -139,16 +142,7 @@ def command(
     worst: int | None,
     names: tuple[str, ...],
     quiet: bool,
-    missing: str,
-    negative: str,
-    judged_only: bool,
-    max_docs: int | None,
-    rel_level: float | None,
-    label_kind: str,
-    qrels_format: str | None,
-    run_format: str | None,
-    qrels_columns: dict[str, str] | None,
-    run_columns: dict[str, str] | None,
+    policy: EvalPolicy,
 ) -> None:
     """Compare RUNs against QRELS with paired significance tests over queries.
 
@@ -164,23 +158,23 @@ def command(
       ranklens compare qrels.txt a.run b.run c.run --test tukey -f latex
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
     """
+    from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import status, wanted
-    from ranklens.cli._runs import final_names, is_results_file, named_runs
+    from ranklens.cli._runs import named_runs
     from ranklens.comparison import compare
     from ranklens.errors import InputError
+    from ranklens.evaluation import evaluate_systems, resolve_baseline
     from ranklens.report import format_for_path, render
 
     named = named_runs(runs, names)
     if len(named) < 2:
         raise InputError("compare needs at least two RUN files")
     show = wanted(quiet)
-    policy = dict(missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level)
-    systems, tags, sources, asked = _inputs(
-        qrels, named, measures, qrels_format, run_format, policy, show,
-        qrels_columns=qrels_columns, run_columns=run_columns, quiet=quiet, label_kind=label_kind,
+    labels, systems, paths, asked = evaluate_systems(
+        qrels, named, measures, policy, default_measures=DEFAULT_MEASURES, progress=progress_hook(show),
+        on_note=None if quiet else echo_note,
     )
-    labels = final_names(sources, tags)
-    base = _baseline(baseline, [path for _, path in sources], labels)
+    base = resolve_baseline(baseline, paths, labels)
     with status(f"comparing {len(labels)} systems", enabled=show):
         comparison = compare(
             None,
@@ -195,7 +189,7 @@ def command(
             samples=samples,
             seed=seed,
             costs=costs,
-            **policy,
+            **{k: getattr(policy, k) for k in ("missing", "negative", "judged_only", "max_docs", "rel_level")},
         )
     if not quiet:
         for note in comparison.notes:
@@ -209,105 +203,3 @@ def command(
             click.echo(f"ranklens: wrote {report_format} report to {output}", err=True)
         return
     click.echo(text, nl=not text.endswith("\n"))
-
-
-def _inputs(
-    qrels: str,
-    named: list[tuple[str | None, str]],
-    measures: tuple[str, ...],
-    qrels_format: str | None,
-    run_format: str | None,
-    policy: dict[str, Any],
-    show: bool,
-    *,
-    qrels_columns: dict[str, str] | None = None,
-    run_columns: dict[str, str] | None = None,
-    quiet: bool = False,
-    label_kind: str = "int",
-) -> tuple[list[Any], list[str], list[tuple[str | None, str]], list[Any]]:
-    """Every system's Results (runs evaluated here, with progress; saved results read), its tag and its
-    ``(given name, path)`` (a results file of several runs gives several systems), and the measures.
-    The qrels' reading notes are printed unless ``quiet``."""
-    from ranklens.cli._progress import status
-    from ranklens.cli._runs import is_results_file
-    from ranklens.cli.eval_cmd import _evaluate_one
-    from ranklens.comparison import evaluation_measures
-    from ranklens.data.io import read_qrels
-    from ranklens.engine.evaluator import Evaluator
-    from ranklens.errors import InputError
-    from ranklens.measures import parse_many
-    from ranklens.results_io import read_results
-
-    saved: dict[int, list[Any]] = {}
-    for i, (given, path) in enumerate(named):
-        if is_results_file(path):
-            found = read_results(path)
-            if given is not None and len(found) != 1:
-                raise InputError(f"{path}: holds {len(found)} runs; a name names one")
-            for r in found:
-                if not r.query_ids:
-                    raise InputError(
-                        f"{path}: holds aggregates only; compare needs per-query values: write them with "
-                        "ranklens eval … --per-query -o FILE (.json, .csv or .parquet)"
-                    )
-            saved[i] = found
-    wanted = _measures(measures, [r for found in saved.values() for r in found], policy.get("rel_level"))
-    evaluator = None
-    if len(saved) < len(named):
-        with status(f"reading {qrels}", enabled=show):
-            q = read_qrels(qrels, format=qrels_format, columns=qrels_columns, labels=label_kind)
-        for note in () if quiet else q.notes:
-            click.echo(f"ranklens: note: {qrels}: {note}", err=True)
-        evaluator = Evaluator(evaluation_measures(parse_many(wanted, rel_level=policy.get("rel_level"))), q, **policy)
-    asked = [m.validate() for m in parse_many(wanted, rel_level=policy.get("rel_level"))]
-    systems: list[Any] = []
-    tags: list[str] = []
-    sources: list[tuple[str | None, str]] = []
-    for i, (given, path) in enumerate(named):
-        if i in saved:
-            for r in saved[i]:
-                missing = [str(m) for m in asked if m not in r.measures]
-                if missing:
-                    raise InputError(
-                        f"{path}: the saved results of {r.run!r} have no {', '.join(missing)}; they hold "
-                        f"{', '.join(map(str, r.measures))} (choose those with -m, or evaluate the run again)"
-                    )
-                systems.append(r)
-                tags.append(r.run)
-                sources.append((given, path))
-            continue
-        assert evaluator is not None
-        res = _evaluate_one(evaluator, path, run_format, None, show, run_columns)
-        systems.append(res)
-        tags.append(res.run)
-        sources.append((given, path))
-    return systems, tags, sources, asked
-
-
-def _measures(measures: tuple[str, ...], saved: list[Any], rel_level: float | None) -> list[Any]:
-    """The measures asked for; by default the standard list, or with saved results the measures every
-    one of them holds."""
-    from ranklens.errors import InputError
-
-    if measures:
-        return list(measures)
-    if not saved:
-        return list(DEFAULT_MEASURES)
-    common = [m for m in saved[0].measures if all(m in r.measures for r in saved[1:])]
-    if not common:
-        raise InputError("the saved results share no measure; choose measures with -m")
-    return common
-
-
-def _baseline(baseline: str | None, runs: list[str], names: list[str]) -> str | int | None:
-    """The baseline as a system name: a RUN path given on the command line, a name, or an index."""
-    if baseline is None:
-        return None
-    for i, path in enumerate(runs):
-        if baseline == path or (os.path.exists(baseline) and os.path.exists(path) and os.path.samefile(baseline, path)):
-            return names[i]
-    if baseline in names:
-        return baseline
-    if baseline.isascii() and baseline.isdigit():
-        return int(baseline)
-    return baseline  # compare() names the systems in its error message

@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from ranklens.cli._measure_args import expand_measure_args
-from ranklens.cli._output import FORMATS, render
+from ranklens.results.render import FORMATS, render
 
 
 class _DiversityCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        import ranklens.diversity.family  # noqa: F401  (so that -m A B C recognises alpha-nDCG)
+        import ranklens.measures  # noqa: F401  (so that -m A B C recognises alpha-nDCG)
 
         return super().parse_args(ctx, expand_measure_args(args))
 

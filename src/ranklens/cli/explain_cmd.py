@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import click
 
 from ranklens.cli._common import policy_options
+
+if TYPE_CHECKING:
+    from ranklens.engine.policy import EvalPolicy
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,16 +26,7 @@ def command(
     query: str | None,
     query_short: str | None,
     measure: str,
-    missing: str,
-    negative: str,
-    judged_only: bool,
-    max_docs: int | None,
-    rel_level: float | None,
-    label_kind: str,
-    qrels_format: str | None,
-    run_format: str | None,
-    qrels_columns: dict[str, str] | None,
-    run_columns: dict[str, str] | None,
+    policy: EvalPolicy,
 ) -> None:
     """Show, for one QUERY, how MEASURE is computed from RUN and QRELS: rank, document, label, gain,
     discount, contribution and running DCG; the ideal ordering with its IDCG; the final value.
@@ -48,22 +43,12 @@ def command(
     if query is None:
         raise click.UsageError("Missing option '--query' (the query id to explain).")
 
-    q = read_qrels(qrels, format=qrels_format, columns=qrels_columns, labels=label_kind)
-    r = read_run(run, format=run_format, columns=run_columns)
+    q = read_qrels(qrels, format=policy.qrels_format, columns=policy.qrels_columns, labels=policy.labels or "int")
+    r = read_run(run, format=policy.run_format, columns=policy.run_columns)
     for path, notes in ((qrels, q.notes), (run, r.notes)):
         for note in notes:
             click.echo(f"ranklens: note: {path}: {note}", err=True)
-    e = explain(
-        q,
-        r,
-        query,
-        measure,
-        missing=missing,
-        negative=negative,
-        judged_only=judged_only,
-        max_docs=max_docs,
-        rel_level=rel_level,
-    )
+    e = explain(q, r, query, measure, policy=policy.replace(qrels_columns=None, run_columns=None))
     click.echo(render_explanation(e), nl=False)
 
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ranklens.cli._common import policy_options
 from ranklens.cli._runs import name_option
+
+if TYPE_CHECKING:
+    from ranklens.engine.policy import EvalPolicy
 
 __all__ = ["command"]
 
@@ -96,16 +98,7 @@ def command(
     fmt: str,
     names: tuple[str, ...],
     quiet: bool,
-    missing: str,
-    negative: str,
-    judged_only: bool,
-    max_docs: int | None,
-    rel_level: float | None,
-    label_kind: str,
-    qrels_format: str | None,
-    run_format: str | None,
-    qrels_columns: dict[str, str] | None,
-    run_columns: dict[str, str] | None,
+    policy: EvalPolicy,
 ) -> None:
     """Check RUN against quality rules: exit 0 when every rule holds, 1 when one fails, 2 on bad input.
 
@@ -123,14 +116,14 @@ def command(
       ranklens gate qrels.txt new.run --baseline prod.run --max-drop nDCG@10=0.01 --alpha 0.05
       ranklens gate qrels.txt new.run --baseline prod.run --rules gate.toml --segments segments.tsv
     """
-    from ranklens.data.io import read_qrels
-    from ranklens.engine.evaluator import Evaluator
-    from ranklens.errors import InputError
-    from ranklens.gates import GateSettings, Rule, check_rules, one_measure, parse_rule, read_rules
-    from ranklens.stats import canonical_correction, canonical_test
-
+    from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import wanted
     from ranklens.cli._runs import final_names, named_runs
+    from ranklens.engine.evaluator import Evaluator
+    from ranklens.errors import InputError
+    from ranklens.evaluation import read_qrels_file
+    from ranklens.gates import GateSettings, Rule, check_rules, gate_results, one_measure, parse_rule, read_rules
+    from ranklens.stats import canonical_correction, canonical_test
 
     named = named_runs([run, *([baseline] if baseline else [])], names)
     run, baseline = named[0][1], (named[1][1] if baseline else None)
@@ -158,22 +151,14 @@ def command(
     if any(r.kind == "max_drop" for r in rule_list) and baseline is None:
         raise InputError("--max-drop rules need --baseline BASE.run")
 
-    resolved = {r.measure: one_measure(r.measure, rel_level) for r in rule_list}
+    resolved = {r.measure: one_measure(r.measure, policy.rel_level) for r in rule_list}
     rule_list = [dataclasses.replace(r, measure=str(resolved[r.measure])) for r in rule_list]
-    q = read_qrels(qrels, format=qrels_format, columns=qrels_columns, labels=label_kind)
-    for note in () if quiet else q.notes:
-        click.echo(f"ranklens: note: {qrels}: {note}", err=True)
+    q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else echo_note)
     evaluator = Evaluator(
-        list(dict.fromkeys(resolved.values())),
-        q,
-        missing=missing,
-        negative=negative,
-        judged_only=judged_only,
-        max_docs=max_docs,
-        rel_level=rel_level,
+        list(dict.fromkeys(resolved.values())), q, policy=policy.replace(qrels_format=None, qrels_columns=None)
     )
-    res = _evaluate(evaluator, run, run_format, show, run_columns)
-    base_res = _evaluate(evaluator, baseline, run_format, show, run_columns) if baseline else None
+    res = gate_results(evaluator, run, progress=progress_hook(show))
+    base_res = gate_results(evaluator, baseline, progress=progress_hook(show)) if baseline else None
     labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
     res = dataclasses.replace(res, run=labels[0])
     base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None
@@ -199,71 +184,3 @@ def command(
         click.echo("\n".join(report.lines()))
     if not report.passed:
         sys.exit(1)
-
-
-def _evaluate(
-    evaluator: Any, path: str, run_format: str | None, show: bool = False, columns: dict[str, str] | None = None
-) -> Any:
-    """The Results of the run at ``path`` (or the saved results there: ``eval --per-query -f json``,
-    ``--per-query -o FILE.parquet``); a run that answers no qrels query is bad input under any policy (with
-    --missing zero it would score 0 everywhere, and a lenient rule would pass it)."""
-    from ranklens.cli._progress import status
-    from ranklens.cli._runs import is_results_file
-    from ranklens.data.io import read_run
-    from ranklens.engine.evaluator import nothing_evaluated
-    from ranklens.errors import InputError
-
-    if is_results_file(path):
-        return _saved(evaluator, path)
-    with status(f"reading {path}", enabled=show):
-        r = read_run(path, format=run_format, columns=columns)
-    judged = set(evaluator.qrels.query_ids.to_pylist())
-    if not any(q in judged for q in r.query_ids.to_pylist()):
-        raise InputError(nothing_evaluated(r.source, evaluator.qrels.num_queries, r.num_queries))
-    with status(f"evaluating {os.path.basename(path)} ({len(r):,} rows)", enabled=show):
-        return evaluator(r)
-
-
-def _saved(evaluator: Any, path: str) -> Any:
-    """Saved per-query results used as the run: they must hold every measure of the rules; qrels queries
-    they lack score 0 under --missing zero (the gate's default), fail under --missing error, and are left
-    out under --missing skip, as for a run."""
-    import numpy as np
-
-    from ranklens.errors import InputError, QuerySetError
-    from ranklens.results import Results, aggregate
-    from ranklens.results_io import read_results
-
-    found = read_results(path)
-    if len(found) != 1:
-        raise InputError(f"{path}: holds the results of {len(found)} runs ({', '.join(r.run for r in found)}); "
-                         "the gate checks one")
-    res = found[0]
-    if not res.query_ids:
-        raise InputError(f"{path}: holds aggregates only; the gate needs per-query values: write them with "
-                         "ranklens eval … --per-query -o FILE (.json, .csv or .parquet)")
-    absent_from = [m for m in evaluator.measures if m not in res.measures]
-    if absent_from:
-        raise InputError(f"{path}: the saved results have no {', '.join(map(str, absent_from))}; they hold "
-                         f"{', '.join(map(str, res.measures))}")
-    qrels_ids = evaluator.qrels.query_ids.to_pylist()
-    if not set(qrels_ids) & set(res.query_ids):
-        raise InputError(f"{path}: the saved results share no query with the qrels")
-    cols = [res.measures.index(m) for m in evaluator.measures]
-    index = {q: i for i, q in enumerate(res.query_ids)}
-    absent = [q for q in qrels_ids if q not in index]
-    notes = list(res.notes)
-    if absent and evaluator.query_set == "error":
-        raise QuerySetError(f"{path}: {len(absent)} qrels queries have no saved result ({', '.join(absent[:5])})")
-    judged = set(qrels_ids)
-    keep = [q for q in res.query_ids if q in judged]  # queries the qrels lack are ignored, as in a run
-    rows = [res.values[index[q], cols] for q in keep]
-    if absent and evaluator.query_set == "qrels":
-        rows.extend(np.zeros(len(cols)) for _ in absent)
-        keep = keep + absent
-        notes.append(f"{len(absent)} qrels quer{'y' if len(absent) == 1 else 'ies'} without a saved result: scored 0")
-    order = sorted(range(len(keep)), key=lambda i: keep[i].encode("utf-8"))
-    values = np.array([rows[i] for i in order], dtype=np.float64).reshape(len(keep), len(cols))
-    measures = tuple(evaluator.measures)
-    aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(measures))
-    return Results(res.run, measures, tuple(keep[i] for i in order), values, aggs, tuple(notes), res.options)

@@ -17,7 +17,7 @@ def command(markdown: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ranklens.report._fit import terminal_width
+    from ranklens.results.fit import terminal_width
 
     width = terminal_width() or 120  # a file or a pipe: 120 columns
     table = Table(show_lines=True)

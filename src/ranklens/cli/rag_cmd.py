@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ranklens.cli._output import FORMATS, render
+from ranklens.results.render import FORMATS, render
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,7 +40,7 @@ def command(
       ranklens rag qrels.txt reranked.run --pool first_stage.run -k 10 -k 20
     """
     from ranklens.data.io import read_qrels, read_run
-    from ranklens.engine.kernels.rag import evaluate_rag
+    from ranklens.rag import evaluate_rag
 
     alpha = alpha if alpha is not None else alpha_old
     q = read_qrels(qrels)

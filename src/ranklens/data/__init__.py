@@ -1,7 +1,29 @@
-"""Data containers (Qrels, Run) and their readers and writers."""
+"""Data containers (Qrels, Run) and their readers and writers.
 
-from ranklens.data.io import read_qrels, read_run, write_qrels, write_run
-from ranklens.data.qrels import Qrels
-from ranklens.data.run import Run
+The names load on first use, so ``ranklens.data.formats`` (the format registry) can be imported without
+numpy or pyarrow (the CLI's ``--help`` reads it)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ranklens.data.io import read_qrels, read_run, write_qrels, write_run
+    from ranklens.data.qrels import Qrels
+    from ranklens.data.run import Run
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run", "write_qrels", "write_run"]
+
+_WHERE = {
+    "Qrels": "ranklens.data.qrels", "Run": "ranklens.data.run", "read_qrels": "ranklens.data.io",
+    "read_run": "ranklens.data.io", "write_qrels": "ranklens.data.io", "write_run": "ranklens.data.io",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

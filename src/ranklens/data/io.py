@@ -3,7 +3,8 @@
 Formats: ``trec``, ``msmarco`` (``msmarco-rank``, ``msmarco-score``), ``json``, ``jsonl``, ``csv``,
 ``tsv``, ``parquet``; chosen by ``format=`` or by the file extension (``.qrels``, ``.run``, ``.txt``,
 ``.trec`` → trec; ``.json``, ``.jsonl``, ``.csv``, ``.tsv``, ``.parquet``), each optionally followed by
-``.gz``. Gzip input is also recognised by its magic bytes whatever the name. In-memory objects
+``.gz``; the table and the rule are the registry's, :data:`ranklens.data.formats.RUN_FILES` (the same for
+qrels). Gzip input is also recognised by its magic bytes whatever the name. In-memory objects
 (pandas/polars DataFrames, Arrow tables, dicts, Qrels/Run) are accepted wherever a path is; a dict's
 values are checked, so ``True``, ``1+2j``, a datetime or a ``None`` key is an error, not a number.
 
@@ -36,6 +37,7 @@ from typing import Any, BinaryIO, ParamSpec, TypeVar, Union, cast
 
 import numpy as np
 
+from ranklens.data.formats import RUN_FILES
 from ranklens.data.qrels import Qrels, check_label_kind
 from ranklens.data.readers import (
     QRELS,
@@ -66,21 +68,12 @@ __all__ = [
 #: Path-like sources; anything else is treated as an in-memory object.
 PathLike = Union[str, "os.PathLike[str]"]
 
-FORMATS = ("trec", "msmarco", "msmarco-rank", "msmarco-score", "json", "jsonl", "csv", "tsv", "parquet")
+#: The format names of qrels and run files (:data:`ranklens.data.formats.RUN_FILES`; the same for qrels).
+FORMATS = RUN_FILES.formats
 _TREC_LIKE = ("trec", "msmarco", "msmarco-rank", "msmarco-score")
 _NAMED_COLUMNS = ("jsonl", "csv", "tsv", "parquet")  # formats whose columns columns= can name
-_EXTENSIONS = {
-    ".qrels": "trec",
-    ".run": "trec",
-    ".txt": "trec",
-    ".trec": "trec",
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".parquet": "parquet",
-}
+#: ``{extension: format}`` of qrels and run files (the registry's table, :mod:`ranklens.data.formats`).
+_EXTENSIONS = RUN_FILES.extensions
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -273,26 +266,7 @@ def format_of(path: PathLike, format: str | None = None) -> tuple[str, bool]:
     ...
     ranklens.errors.FormatError: qrels.xlsx: unknown file extension '.xlsx'; expected one of .qrels, .run, .txt, .trec, .json, .jsonl, .ndjson, .csv, .tsv, .parquet (optionally .gz), or choose the format with format= (one of: trec, msmarco, msmarco-rank, msmarco-score, json, jsonl, csv, tsv, parquet)
     """
-    display = os.fspath(path)
-    suffixes = [s.lower() for s in Path(display).suffixes]
-    compressed = bool(suffixes) and suffixes[-1] == ".gz"
-    if format is not None:
-        chosen = format.strip().lower()
-        if chosen not in FORMATS:
-            raise FormatError(
-                display, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}{did_you_mean(chosen, FORMATS)}"
-            )
-        return chosen, compressed
-    core = suffixes[:-1] if compressed else suffixes
-    extension = core[-1] if core else ""
-    if extension in _EXTENSIONS:
-        return _EXTENSIONS[extension], compressed
-    found = f"unknown file extension '{extension}'" if extension else "no file extension"
-    raise FormatError(
-        display,
-        f"{found}; expected one of {', '.join(_EXTENSIONS)} (optionally .gz), or choose the format "
-        f"with format= (one of: {', '.join(FORMATS)}){did_you_mean(extension, _EXTENSIONS)}",
-    )
+    return RUN_FILES.detect(path, format)
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -437,7 +411,7 @@ def _load_stdin(format: str | None) -> tuple[str, str, bytes]:
     ``format`` says otherwise (a pipe has no extension)."""
     import sys
 
-    fmt, _ = format_of(STDIN, format) if format else ("trec", False)
+    fmt = RUN_FILES.check(format, STDIN) if format else cast(str, RUN_FILES.unnamed)
     data = sys.stdin.buffer.read()
     if data.startswith(_GZIP_MAGIC):
         try:
@@ -612,12 +586,7 @@ def run_columns_of(path: str, format: str | None = None) -> int:
 
 def run_name_of(display: str) -> str:
     """``runs/bm25.trec.gz`` → ``bm25``: the file name without its compression and format extensions."""
-    name = Path(display).name
-    for _ in range(2):
-        stem, dot, extension = name.rpartition(".")
-        if dot and stem and ("." + extension.lower() in _EXTENSIONS or extension.lower() == "gz"):
-            name = stem
-    return name or "run"
+    return RUN_FILES.strip_name(Path(display).name) or "run"
 
 
 def _write(display: str, compressed: bool, write: Callable[[BinaryIO], None]) -> None:

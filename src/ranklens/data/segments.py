@@ -10,8 +10,8 @@
   any case; other columns are ignored; a two-column header whose first column names the query takes the
   second column as the segment (``qid cat``). The first line is a header when it starts with a query
   column's name or names a segment column;
-* JSON ``{"query_id": "segment", ...}`` (numbers become strings), recognised by its first character
-  whatever the file's extension;
+* JSON ``{"query_id": "segment", ...}`` (numbers become strings), recognised by the ``.json`` extension or
+  by its first character whatever the file's extension (:data:`ranklens.data.formats.SEGMENT_FILES`);
 * in Python: a ``{query_id: segment}`` mapping, a mapping of equal-length columns, a pandas or polars
   DataFrame, a pyarrow Table (named columns as above, or exactly two columns: query, segment) or a pandas
   Series indexed by query id. Missing values (``None``, NaN) mean "no segment".
@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ranklens.data.formats import SEGMENT_FILES
 from ranklens.errors import FormatError, InputError
 
 __all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments"]
@@ -116,7 +117,10 @@ def _from_file(path: Path) -> dict[str, str]:
     except IsADirectoryError:
         raise FormatError(display, "is a directory; expected a file of query → segment pairs") from None
     text = check_text(data, display).decode("utf-8")
-    if text.lstrip()[:1] in ("{", "[") or (path.suffix.lower() == ".json" and text.strip()):
+    if not text.strip():
+        return _nonempty({}, display)
+    fmt, _ = SEGMENT_FILES.detect(path, text=text)  # .json, else JSON by its first character, else text
+    if fmt == "json":
         return _from_json(text, display)
     lines = [(n, raw.strip()) for n, raw in enumerate(text.splitlines(), 1)]
     content = [(n, line) for n, line in lines if line and not line.startswith("#")]

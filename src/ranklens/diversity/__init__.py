@@ -21,7 +21,7 @@ from typing import Any
 __all__ = ["IntentQrels", "alpha_ndcg", "evaluate_diversity", "read_intent_qrels"]
 
 
-def __getattr__(name: str) -> Any:  # lazy: the measure registry imports ranklens.diversity.family early
+def __getattr__(name: str) -> Any:  # lazy: `import ranklens.diversity` stays light
     if name == "IntentQrels" or name == "read_intent_qrels":
         from ranklens.diversity import intents
 

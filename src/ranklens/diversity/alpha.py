@@ -12,8 +12,9 @@ documents whose marginal gains are equal (compared after rounding to 12 decimals
 in different orders tie), the smallest document id in byte order wins. The run is ranked by the engine:
 score descending, ties by document id descending (trec_eval), and queries follow the ``missing`` policy.
 
-Vectorised: one join of retrieved rows to (document, intent) pairs and one sort give every c_{i,j−1};
-the greedy ideal runs one numpy step per rank (k steps), each over all queries at once.
+Vectorised: one join of retrieved rows to (document, intent) pairs and one sort give every c_{i,j−1}
+(here, :func:`_intent_pairs`); the kernel (:mod:`ranklens.engine.kernels.diversity`) computes α-DCG from
+them and runs the greedy ideal one numpy step per rank (k steps), each over all queries at once.
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ import numpy as np
 import pyarrow as pa
 
 from ranklens.data.run import Run
-from ranklens.diversity.family import ALPHA_NDCG
 from ranklens.diversity.intents import IntentQrels, read_intent_qrels
 from ranklens.engine.align import align
+from ranklens.engine.kernels.diversity import IntentPairs, alpha_ndcg_values
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
+from ranklens.measures.diversity import ALPHA_NDCG
 from ranklens.measures.parse import parse
-from ranklens.results import Results, aggregate, stack_columns
+from ranklens.results.core import Results, aggregate, stack_columns
 
-__all__ = ["alpha_dcg_rows", "alpha_ndcg", "evaluate_diversity", "greedy_ideal_gains"]
+__all__ = ["alpha_ndcg", "evaluate_diversity"]
 
 _MISSING = {"skip": "intersect", "zero": "qrels", "error": "error"}
 
@@ -84,7 +86,7 @@ def evaluate_diversity(
         query_ids = tuple(lists.query_ids.to_pylist())
         pairs = _intent_pairs(iq, lists, rel)
         for j in idx:
-            out[j] = _alpha_ndcg(lists, pairs, ms[j])
+            out[j] = alpha_ndcg_values(lists, pairs, ms[j])
     columns = [out[j] for j in range(len(ms))]
     values = stack_columns(columns, len(query_ids))
     aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(ms))
@@ -102,23 +104,11 @@ def alpha_ndcg(qrels: Any, run: Any, *, k: int = 10, alpha: float = 0.5, rel: in
     return evaluate_diversity(qrels, run, [m], missing=missing)
 
 
-# --------------------------------------------------------------------------------------------- kernels
+# ------------------------------------------------------------------------------- intent coverage
 
 
-class _Pairs:
-    """(document, intent) coverage: for retrieved rows and for the judged candidates of the ideal."""
-
-    def __init__(self, row: np.ndarray, row_intent: np.ndarray, cand_query: np.ndarray, pair_cand: np.ndarray,
-                 pair_intent: np.ndarray, num_intents: int) -> None:
-        self.row = row  # retrieved row of each (row, intent) pair, sorted by (query, intent, rank)
-        self.row_intent = row_intent  # global (query, intent) code of each pair
-        self.cand_query = cand_query  # query of each candidate document, sorted by (query, doc id)
-        self.pair_cand = pair_cand  # candidate of each (candidate, intent) pair
-        self.pair_intent = pair_intent
-        self.num_intents = num_intents
-
-
-def _intent_pairs(iq: IntentQrels, lists: RankedLists, rel: int) -> _Pairs:
+def _intent_pairs(iq: IntentQrels, lists: RankedLists, rel: int) -> IntentPairs:
+    """Join the retrieved rows and the judged candidates of every query to the intents they cover."""
     import polars as pl
 
     qmap = {q: i for i, q in enumerate(lists.query_ids.to_pylist())}
@@ -149,7 +139,7 @@ def _intent_pairs(iq: IntentQrels, lists: RankedLists, rel: int) -> _Pairs:
     cands = judged.select("qi", "d").unique().sort(["qi", "d"])  # bytewise doc order within each query
     cands = cands.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("cand"))
     cpairs = judged.join(cands, on=["qi", "d"], how="inner")
-    return _Pairs(
+    return IntentPairs(
         hit["row"].to_numpy(),
         hit["intent_code"].to_numpy(),
         cands["qi"].to_numpy(),
@@ -157,78 +147,6 @@ def _intent_pairs(iq: IntentQrels, lists: RankedLists, rel: int) -> _Pairs:
         cpairs["intent_code"].to_numpy(),
         num_intents,
     )
-
-
-def alpha_dcg_rows(pairs_row: np.ndarray, pairs_intent: np.ndarray, num_rows: int, alpha: float) -> np.ndarray:
-    """G[j] of every retrieved row, from its (row, intent) pairs sorted by (intent, rank).
-
-    The c-th coverage of an intent (0-based) gains (1 − α)^c.
-
-    >>> alpha_dcg_rows(np.array([0, 1, 1, 3]), np.array([0, 0, 1, 1]), 4, 0.5).tolist()
-    [1.0, 1.5, 0.0, 0.5]
-    """
-    if pairs_row.size == 0:
-        return np.zeros(num_rows)
-    new = np.ones(pairs_intent.shape[0], dtype=bool)
-    new[1:] = pairs_intent[1:] != pairs_intent[:-1]
-    starts = np.flatnonzero(new)
-    seen_before = np.arange(pairs_intent.shape[0]) - np.repeat(starts, np.diff(np.append(starts, pairs_intent.shape[0])))
-    return np.bincount(pairs_row, weights=np.power(1.0 - alpha, seen_before), minlength=num_rows)
-
-
-def greedy_ideal_gains(
-    cand_query: np.ndarray, pair_cand: np.ndarray, pair_intent: np.ndarray, num_queries: int, num_intents: int,
-    k: int, alpha: float,
-) -> np.ndarray:
-    """(queries × k) marginal gains of the greedy ideal; candidates sorted by (query, doc id ascending).
-
-    Each step picks, in every query at once, the unused candidate with the largest marginal gain
-    Σ_{its intents} (1 − α)^{times covered so far}; equal gains (to 12 decimals) go to the smaller doc id.
-
-    >>> # spec §7.10: candidates d1{i1,i2}, d2{i1}, d3{i3}, d5{i2,i3} of one query
-    >>> greedy_ideal_gains(np.zeros(4, int), np.array([0, 0, 1, 2, 3, 3]), np.array([0, 1, 0, 2, 1, 2]),
-    ...                    1, 3, 5, 0.5).tolist()
-    [[2.0, 1.5, 0.5, 0.5, 0.0]]
-    """
-    out = np.zeros((num_queries, k))
-    ncand = cand_query.shape[0]
-    if ncand == 0 or k == 0:
-        return out
-    covered = np.zeros(num_intents)
-    used = np.zeros(ncand, dtype=bool)
-    starts = np.flatnonzero(np.concatenate(([True], cand_query[1:] != cand_query[:-1])))
-    segment = np.repeat(np.arange(starts.shape[0]), np.diff(np.append(starts, ncand)))
-    decay = 1.0 - alpha
-    for rank in range(k):  # one vectorised step per rank, over every query
-        gain = np.bincount(pair_cand, weights=np.power(decay, covered[pair_intent]), minlength=ncand)
-        key = np.where(used, -1.0, np.round(gain, 12))
-        best = np.maximum.reduceat(key, starts)
-        if not (best > 0).any():
-            break
-        is_best = (key == best[segment]) & (key > 0)
-        chosen_all = np.flatnonzero(is_best)
-        _, first = np.unique(cand_query[chosen_all], return_index=True)
-        chosen = chosen_all[first]
-        out[cand_query[chosen], rank] = gain[chosen]
-        used[chosen] = True
-        picked = np.isin(pair_cand, chosen)
-        np.add.at(covered, pair_intent[picked], 1.0)
-    return out
-
-
-def _alpha_ndcg(lists: RankedLists, pairs: _Pairs, m: Measure) -> np.ndarray:
-    alpha = float(m.get("alpha"))
-    k = int(m.cutoff or 0)
-    g = alpha_dcg_rows(pairs.row, pairs.row_intent, lists.labels.shape[0], alpha)
-    inside = lists.rank0 < k
-    dcg = lists.per_query_sum(np.where(inside, g / np.log2(lists.rank0 + 2.0), 0.0))
-    ideal = greedy_ideal_gains(
-        pairs.cand_query, pairs.pair_cand, pairs.pair_intent, lists.num_queries, pairs.num_intents, k, alpha
-    )
-    idcg = (ideal / np.log2(np.arange(k) + 2.0)).sum(axis=1)
-    out = np.zeros(lists.num_queries)
-    np.divide(dcg, idcg, out=out, where=idcg > 0)
-    return out
 
 
 def _measures(measures: Iterable[Measure | str] | str) -> tuple[Measure, ...]:

@@ -3,6 +3,7 @@
 from ranklens.engine.align import AlignReport, align
 from ranklens.engine.arrays import evaluate_arrays
 from ranklens.engine.evaluator import Evaluator, evaluate
+from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 
-__all__ = ["NONPOOL", "UNJUDGED", "AlignReport", "Evaluator", "RankedLists", "align", "evaluate", "evaluate_arrays"]
+__all__ = ["NONPOOL", "UNJUDGED", "AlignReport", "EvalPolicy", "Evaluator", "RankedLists", "align", "evaluate", "evaluate_arrays"]

@@ -34,7 +34,7 @@ from ranklens.data.run import Run
 from ranklens.engine.evaluator import Evaluator
 from ranklens.errors import InputError
 from ranklens.measures.base import Measure
-from ranklens.results import Results
+from ranklens.results.core import Results
 
 __all__ = ["evaluate_arrays"]
 

@@ -13,17 +13,14 @@ from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import kernel_for
 from ranklens.engine.labels import check_measures
+from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.parse import parse_many
-from ranklens.results import Results, assemble, stack_columns
+from ranklens.results.core import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]
-
-_QUERY_SETS = ("intersect", "qrels", "error")
-_NEGATIVES = ("trec", "zero", "error")
-_MISSING_ALIASES = {"skip": "intersect", "zero": "qrels"}
 
 
 class Evaluator:
@@ -47,6 +44,9 @@ class Evaluator:
         qrels_columns, run_columns: ``{column name: role}`` for qrels and runs given as files or tables
             with named columns (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``;
             :func:`ranklens.read_qrels` ``columns=``); ``run_columns`` applies to every run evaluated.
+        policy: all of the above as one :class:`~ranklens.engine.policy.EvalPolicy` (its formats are used
+            for qrels and runs given as paths), instead of the keywords: a keyword given a value other
+            than its default next to ``policy=`` is an error.
 
     >>> ev = Evaluator(["nDCG@5", "P@1"], {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}})
     >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
@@ -67,31 +67,38 @@ class Evaluator:
         labels: str | None = None,
         qrels_columns: Mapping[str, str] | None = None,
         run_columns: Mapping[str, str] | None = None,
+        policy: EvalPolicy | None = None,
     ) -> None:
+        keywords = dict(
+            missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level,
+            labels=labels, qrels_columns=qrels_columns, run_columns=run_columns,
+        )
+        if policy is not None:
+            both = [k for k, v in keywords.items() if v != getattr(_DEFAULT, k)]
+            if both:
+                raise InputError(f"give the policy once: policy= or keywords, not both (also given: {', '.join(both)})")
+            rel_level = policy.rel_level
         self.measures: tuple[Measure, ...] = tuple(m.validate() for m in parse_many(measures, rel_level=rel_level))
         if not self.measures:
             raise InputError("no measure given; e.g. nDCG@10")
-        query_set = _MISSING_ALIASES.get(missing, missing)
-        if query_set not in _QUERY_SETS:
-            raise InputError(f"missing-query policy must be skip, zero or error; got {missing!r}")
-        if negative not in _NEGATIVES:
-            raise InputError(f"negative-label policy must be trec, zero or error; got {negative!r}")
-        if max_docs is not None and max_docs < 1:
-            raise InputError(f"max_docs must be a positive integer, got {max_docs}")
-        self.qrels: Qrels = _as_qrels(qrels, qrels_columns, labels)
+        #: the evaluation policy (as given; :meth:`options` records it with the kind of the qrels read)
+        self.policy: EvalPolicy = policy if policy is not None else EvalPolicy(**keywords)  # type: ignore[arg-type]
+        p = self.policy
+        self.qrels: Qrels = _as_qrels(qrels, p.qrels_columns, p.labels, p.qrels_format)
         self.labels = self.qrels.label_kind
-        self.rel_level = rel_level
-        check_measures(self.measures, labels=self.labels, negative=negative, judged_only=judged_only, rel_level=rel_level)
-        self.run_columns = run_columns
-        self.query_set: QuerySet = query_set  # type: ignore[assignment]
-        self.negative: Negative = negative  # type: ignore[assignment]
-        self.judged_only = judged_only
-        self.max_docs = max_docs
+        self.rel_level = p.rel_level
+        check_measures(self.measures, labels=self.labels, negative=p.negative, judged_only=p.judged_only, rel_level=p.rel_level)
+        self.run_columns = p.run_columns
+        self.run_format = p.run_format
+        self.query_set: QuerySet = p.query_set  # type: ignore[assignment]
+        self.negative: Negative = p.negative  # type: ignore[assignment]
+        self.judged_only = p.judged_only
+        self.max_docs = p.max_docs
         self.depth = rows_needed(self.measures)
 
     def align(self, run: Any, *, order: str = "score") -> tuple[RankedLists, list[str]]:
         """The :class:`RankedLists` of ``run`` (for explanations and custom kernels) and the notes."""
-        lists, report = self._align(_as_run(run, columns=self.run_columns), order)
+        lists, report = self._align(_as_run(run, columns=self.run_columns, format=self.run_format), order)
         return lists, report.messages()
 
     def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
@@ -119,7 +126,7 @@ class Evaluator:
         Warns:
             RanklensWarning: once per note: queries skipped or scored 0, run-only queries ignored, rows cut …
         """
-        res = self.results(_as_run(run, name=name, columns=self.run_columns))
+        res = self.results(_as_run(run, name=name, columns=self.run_columns, format=self.run_format))
         if warn:
             warn_notes(res.notes, f"{res.run}: ")
         return res
@@ -153,13 +160,7 @@ class Evaluator:
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
-        return {
-            "missing": {"intersect": "skip", "qrels": "zero"}.get(self.query_set, self.query_set),
-            "negative": self.negative,
-            "judged_only": self.judged_only,
-            "max_docs": self.max_docs,
-            **({"labels": "float"} if self.labels == "float" else {}),
-        }
+        return self.policy.options(labels=self.labels)
 
     def evaluate(self, run: Any, *, name: str | None = None) -> Results:
         """Same as calling the evaluator."""
@@ -224,17 +225,11 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **op
     return Evaluator(measures, qrels, **options)(run)
 
 
-#: families whose value depends only on the top ``cutoff`` retrieved rows (and on the qrels)
-_TOP_K_ONLY = frozenset(
-    {"nDCG", "DCG", "IDCG", "P", "R", "RR", "AP", "Success", "Judged", "ERR", "RBP", "RBPResidual", "NumRet", "NumRelRet"}
-    | {"Hits"}
-)
-
-
 def rows_needed(measures: Iterable[Measure]) -> int | None:
     """The deepest rank any of ``measures`` reads, or None when one reads the whole ranking.
 
-    Only those rows are joined with the qrels: ``nDCG@10`` alone needs 10 rows per query, not 1,000.
+    Each measure's family declares how deep it reads (:meth:`ranklens.measures.Family.rows_read`). Only
+    those rows are joined with the qrels: ``nDCG@10`` alone needs 10 rows per query, not 1,000.
 
     >>> from ranklens.measures import parse_many
     >>> rows_needed(parse_many(["nDCG@10", "P@5", "nDCG(ideal=recall,depth=100)@10"]))
@@ -244,11 +239,10 @@ def rows_needed(measures: Iterable[Measure]) -> int | None:
     """
     deepest = 0
     for m in measures:
-        if m.cutoff is None or m.name not in _TOP_K_ONLY or dict(m.params).get("ties") == "average":
-            return None  # (a tie group straddling the cutoff counts whole in the tie-averaged value)
-        deepest = max(deepest, m.cutoff)
-        if m.name in ("nDCG", "IDCG") and m.get("ideal") == "recall":
-            deepest = max(deepest, int(m.get("depth")))
+        rows = m.family.rows_read(m)
+        if rows is None:
+            return None
+        deepest = max(deepest, rows)
     return deepest or None
 
 
@@ -259,17 +253,24 @@ def _ties(m: Measure) -> str:
         return "trec"
 
 
-def _as_qrels(source: Any, columns: Mapping[str, str] | None = None, labels: str | None = None) -> Qrels:
+_DEFAULT = EvalPolicy()
+
+
+def _as_qrels(
+    source: Any, columns: Mapping[str, str] | None = None, labels: str | None = None, format: str | None = None
+) -> Qrels:
     if isinstance(source, Qrels) and columns is None:
         return source if labels is None else source.as_label_kind(labels)
     from ranklens.data.io import read_qrels  # (dicts too: both documented forms, checked values)
 
-    return read_qrels(source, columns=columns, labels=labels or "int")
+    return read_qrels(source, format=format, columns=columns, labels=labels or "int")
 
 
-def _as_run(source: Any, name: str | None = None, columns: Mapping[str, str] | None = None) -> Run:
+def _as_run(
+    source: Any, name: str | None = None, columns: Mapping[str, str] | None = None, format: str | None = None
+) -> Run:
     if isinstance(source, Run):  # (already read: run_columns= is for files and tables)
         return source
     from ranklens.data.io import read_run  # (dicts too: both documented forms, checked values)
 
-    return read_run(source, name=name, columns=columns)
+    return read_run(source, format=format, name=name, columns=columns)

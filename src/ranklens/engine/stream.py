@@ -27,7 +27,7 @@ from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
-from ranklens.results import Results, assemble
+from ranklens.results.core import Results, assemble
 
 __all__ = ["evaluate_stream", "iter_trec_blocks"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ranklens.gates.check import GateReport, bound_holds, check_rules, drop_within
 from ranklens.gates.files import read_rules
+from ranklens.gates.inputs import gate_results, saved_as_run
 from ranklens.gates.model import KINDS, Check, GateSettings, Rule
 from ranklens.gates.parse import one_measure, parse_number, parse_rule
 
@@ -27,8 +28,10 @@ __all__ = [
     "bound_holds",
     "check_rules",
     "drop_within",
+    "gate_results",
     "one_measure",
     "parse_number",
     "parse_rule",
     "read_rules",
+    "saved_as_run",
 ]

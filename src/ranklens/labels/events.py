@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ranklens.data.formats import EVENT_FILES
 from ranklens.errors import FormatError, did_you_mean
 
 __all__ = ["EventLog", "read_events"]
 
-_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+_FORMATS = EVENT_FILES.extensions  # the registry's table (ranklens.data.formats)
 
 
 @dataclass(frozen=True, eq=False)

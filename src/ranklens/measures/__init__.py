@@ -14,7 +14,10 @@ for _family in FAMILIES:
 from ranklens.measures.parse import parse, parse_many  # noqa: E402
 from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures import rag as _rag  # noqa: E402,F401
-from ranklens.diversity import family as _diversity_family  # noqa: E402,F401
+from ranklens.measures.diversity import DIVERSITY_FAMILIES  # noqa: E402
+
+for _family in DIVERSITY_FAMILIES:
+    register(_family)
 
 nDCG = get_family("nDCG")
 DCG = get_family("DCG")

@@ -121,6 +121,10 @@ def _coerce_gain(value: Any, where: str) -> str | GainMap:
     return out
 
 
+#: what each entry of :attr:`Family.needs` stands for, in messages
+_INPUTS = {"intents": "intent-level qrels (qid intent docid rel)"}
+
+
 @dataclass(frozen=True)
 class Family:
     """The definition of one measure: its name, parameters, cutoff rule, aggregation and docs."""
@@ -136,6 +140,37 @@ class Family:
     reference: str = ""
     example: str = ""
     check: Callable[[Measure], None] | None = field(default=None, compare=False)
+    reads: Literal["all", "top"] = "all"
+    """how deep the measure reads the ranking: ``top`` = only the top ``cutoff`` rows (and the qrels), so the
+    engine joins no deeper; ``all`` = every retrieved row. See :meth:`rows_read`."""
+    reads_deeper: Callable[[Measure], int] | None = field(default=None, compare=False)
+    """with ``reads="top"``: a rank below the cutoff the measure also reads (nDCG's recall ideal reads its
+    ``depth``), or 0"""
+    needs: tuple[str, ...] = ()
+    """inputs beyond document-level qrels and a run that the measure needs (``"intents"``: intent-level
+    qrels); the engine cannot compute such a measure and says where it is computed (``computed_by``)"""
+    computed_by: str = ""
+    """for a measure with ``needs``: where it is computed, with ``{m}`` standing for the measure"""
+
+    def rows_read(self, m: Measure) -> int | None:
+        """The deepest rank ``m`` (a measure of this family) reads, or None when it reads the whole ranking.
+
+        A tie-averaged value (``ties=average``) reads whole tie groups, so it may read past the cutoff.
+        """
+        if self.reads != "top" or m.cutoff is None or dict(m.params).get("ties") == "average":
+            return None
+        deepest = int(m.cutoff)
+        if self.reads_deeper is not None:
+            deepest = max(deepest, int(self.reads_deeper(m)))
+        return deepest
+
+    def unavailable(self, m: Measure) -> str | None:
+        """Why ``m`` cannot be computed from document-level qrels and a run (its ``needs``), or None."""
+        if not self.needs:
+            return None
+        what = ", ".join(_INPUTS.get(need, need) for need in self.needs)
+        where = self.computed_by.format(m=m)
+        return f"{m} needs {what}" + (f": use {where}" if where else "")
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -89,6 +89,11 @@ def _check_rbp(m: Measure) -> None:
         raise MeasureError(f"{m}: p must be in (0, 1); got {p}")
 
 
+def _recall_ideal_depth(m: Measure) -> int:
+    """nDCG/IDCG with the recall ideal also read the retrieved top-``depth`` rows (to re-sort them)."""
+    return int(m.get("depth")) if m.get("ideal") == "recall" else 0
+
+
 DCG_PARAMS = (GAIN, DISCOUNT, BASE, TIES)
 
 FAMILIES: tuple[Family, ...] = (
@@ -101,6 +106,8 @@ FAMILIES: tuple[Family, ...] = (
         reference="Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005",
         example="nDCG@10, nDCG(gain=exp,ideal=local)@10, nDCG(norm=minmax)@10, nDCG(discount=log,base=10)@10",
         check=_check_ndcg,
+        reads="top",
+        reads_deeper=_recall_ideal_depth,
     ),
     Family(
         "DCG",
@@ -109,6 +116,7 @@ FAMILIES: tuple[Family, ...] = (
         params=DCG_PARAMS,
         example="DCG@10, DCG(discount=log,base=10)@10",
         check=_check_discount,
+        reads="top",
     ),
     Family(
         "IDCG",
@@ -116,6 +124,8 @@ FAMILIES: tuple[Family, ...] = (
         params=(GAIN, DISCOUNT, BASE, IDEAL, DEPTH, MAX_REL),
         example="IDCG@10, IDCG(discount=jk,base=3)@10",
         check=_check_ndcg,
+        reads="top",
+        reads_deeper=_recall_ideal_depth,
     ),
     Family(
         "P",
@@ -124,6 +134,7 @@ FAMILIES: tuple[Family, ...] = (
         cutoff="required",
         aliases=("precision",),
         example="P@10, P(rel=2)@5",
+        reads="top",
     ),
     Family(
         "R",
@@ -132,6 +143,7 @@ FAMILIES: tuple[Family, ...] = (
         params=(REL, TIES),
         aliases=("recall",),
         example="R@100",
+        reads="top",
     ),
     Family(
         "RR",
@@ -139,6 +151,7 @@ FAMILIES: tuple[Family, ...] = (
         params=(REL, TIES),
         aliases=("mrr", "reciprocal_rank"),
         example="RR, RR@10",
+        reads="top",
     ),
     Family(
         "AP",
@@ -148,6 +161,7 @@ FAMILIES: tuple[Family, ...] = (
         aliases=("map",),
         reference="Buckley & Voorhees 2005",
         example="AP, AP@100",
+        reads="top",
     ),
     Family(
         "Rprec",
@@ -164,6 +178,7 @@ FAMILIES: tuple[Family, ...] = (
         cutoff="required",
         aliases=("hit", "hitrate", "hit_rate"),
         example="Success@10",
+        reads="top",
     ),
     Family(
         "Bpref",
@@ -188,6 +203,7 @@ FAMILIES: tuple[Family, ...] = (
         params=(MAX_REL,),
         reference="Chapelle et al., CIKM 2009",
         example="ERR@20, ERR(max_rel=4)@10",
+        reads="top",
     ),
     Family(
         "RBP",
@@ -197,6 +213,7 @@ FAMILIES: tuple[Family, ...] = (
         check=_check_rbp,
         reference="Moffat & Zobel, TOIS 2008",
         example="RBP, RBP(p=0.8)",
+        reads="top",
     ),
     Family(
         "RBPResidual",
@@ -206,6 +223,7 @@ FAMILIES: tuple[Family, ...] = (
         check=_check_rbp,
         aliases=("rbp_residual",),
         example="RBPResidual(p=0.8)",
+        reads="top",
     ),
     Family(
         "Judged",
@@ -213,9 +231,12 @@ FAMILIES: tuple[Family, ...] = (
         params=(),
         cutoff="required",
         example="Judged@10",
+        reads="top",
     ),
     Family("NumQ", "Number of evaluated queries (1 per query; summed).", cutoff="none", aggregate="sum"),
-    Family("NumRet", "Number of retrieved documents (summed over queries).", aggregate="sum", example="NumRet"),
+    Family(
+        "NumRet", "Number of retrieved documents (summed over queries).", aggregate="sum", example="NumRet", reads="top"
+    ),
     Family(
         "NumRel", "Number of relevant judged documents (label ≥ rel).", params=(REL,), cutoff="none", aggregate="sum"
     ),
@@ -224,6 +245,7 @@ FAMILIES: tuple[Family, ...] = (
         "Number of relevant documents retrieved (in the top k).",
         params=(REL,),
         aggregate="sum",
+        reads="top",
     ),
     Family(
         "Hits",
@@ -231,5 +253,6 @@ FAMILIES: tuple[Family, ...] = (
         "(ranx hits); NumRelRet is the same count summed over queries (trec_eval num_rel_ret).",
         params=(REL, TIES),
         example="Hits@10",
+        reads="top",
     ),
 )

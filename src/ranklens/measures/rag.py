@@ -33,8 +33,8 @@ never matters.
 **PROC.** The pool-restricted oracle ceiling needs a candidate pool. ``PROC(depth=D)@K`` takes the run's
 own top ``D`` documents as the pool (``D = 0``: everything retrieved) — right when the run is the
 reranker's output over its whole candidate list. When the pool is a different run (the first stage's
-Top-50), use :func:`ranklens.rag.proc`, which evaluates the pool run with ``PROC`` and the system run
-with ``RAnWG`` on the same queries.
+Top-50), use :func:`ranklens.rag.evaluate_rag` (``pool=``), which evaluates the pool run with ``PROC``
+and the system run with ``RAnWG`` on the same queries.
 """
 
 from __future__ import annotations

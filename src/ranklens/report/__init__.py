@@ -14,21 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ranklens.comparison import Comparison
+from ranklens.data.formats import REPORT_FILES
 from ranklens.errors import InputError, did_you_mean
 
 __all__ = ["FORMATS", "format_for_path", "render", "write_report"]
 
 #: Report formats.
-FORMATS = ("table", "markdown", "latex", "json", "html")
-_EXTENSIONS = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".tex": "latex",
-    ".json": "json",
-    ".html": "html",
-    ".htm": "html",
-    ".txt": "table",
-}
+FORMATS = REPORT_FILES.formats
+_EXTENSIONS = REPORT_FILES.extensions  # the registry's table (ranklens.data.formats): .txt is a terminal table
 
 
 def render(comparison: Comparison, fmt: str = "table", **options: object) -> str:

@@ -38,7 +38,7 @@ def render_table(
     """
     from rich.table import Table
 
-    from ranklens.report._fit import console, drop_to_fit, terminal_width
+    from ranklens.results.fit import console, drop_to_fit, terminal_width
 
     width = width if width is not None else terminal_width()
     buf = io.StringIO()

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ranklens.results import MIN_GEO_MEAN
+from ranklens.results.core import MIN_GEO_MEAN
 from ranklens.trec_eval.compute import QueryValues
 from ranklens.trec_eval.select import Selected
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from ranklens.errors import FormatError
-from ranklens.results import MIN_GEO_MEAN
+from ranklens.results.core import MIN_GEO_MEAN
 from ranklens.trec_eval.compute import QueryValues
 
 __all__ = ["MISSING", "Reference", "read_zscores", "standardise"]

@@ -19,7 +19,7 @@ from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.parse import parse
 from ranklens.measures.registry import get_family
-from ranklens.results import Results
+from ranklens.results.core import Results
 
 __all__ = ["ConsistencyReport", "ordering_consistency", "unnormalised_of"]
 

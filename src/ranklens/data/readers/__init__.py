@@ -1,4 +1,5 @@
-"""Readers and writers, one module per format; :mod:`ranklens.data.io` picks one and builds Qrels/Run.
+"""Readers and writers, one module per format; :mod:`ranklens.data.io` picks one (by the rule and the table of
+:mod:`ranklens.data.formats`, the format registry) and builds Qrels/Run.
 
 ============================  ==================================================================
 module                        job

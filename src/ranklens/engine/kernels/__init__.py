@@ -49,7 +49,15 @@ def register_kernel(family: str, kernel: Kernel) -> None:
 
 
 def kernel_for(m: Measure) -> Kernel:
-    """The kernel of ``m``'s family."""
+    """The kernel of ``m``'s family.
+
+    Raises:
+        MeasureError: no kernel computes ``m``, or it needs inputs the ranked lists lack (its family's
+            ``needs``, e.g. α-nDCG's intent-level qrels): the message says where it is computed.
+    """
+    reason = m.family.unavailable(m)
+    if reason is not None:
+        raise MeasureError(reason)
     try:
         return KERNELS[m.name]
     except KeyError:

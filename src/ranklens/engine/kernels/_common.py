@@ -1,8 +1,9 @@
-"""Primitives shared by the kernels: gains, discounts, tie groups, per-query sorting."""
+"""Primitives shared by the kernels: gains, discounts, tie groups, per-query sorting, vocabulary codes."""
 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from ranklens.engine.ranked import RankedLists
 from ranklens.measures.base import Measure
@@ -121,3 +122,20 @@ def tie_groups(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
 def sort_desc_per_query(values: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Permutation sorting ``values`` descending within each query (queries stay in order)."""
     return np.lexsort((-values, query))
+
+
+def codes_in(ids: pa.Array, vocabulary: pa.Array) -> np.ndarray:
+    """The int32 code of each id of ``ids`` in ``vocabulary`` (its position there), −1 when absent.
+
+    Kernels use it to move between the run's and the qrels' document vocabularies of a
+    :class:`RankedLists` (``doc_ids`` and ``qrels_doc_ids``).
+
+    >>> codes_in(pa.array(["b", "x", "a"]), pa.array(["a", "b"])).tolist()
+    [1, -1, 0]
+    """
+    if len(ids) == 0:
+        return np.empty(0, dtype=np.int32)
+    import pyarrow.compute as pc
+
+    found = pc.index_in(ids, value_set=vocabulary).fill_null(-1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int32)

@@ -27,7 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ranklens.engine.kernels._common import discount_divisors, gains, sort_desc_per_query, tie_groups, within
+from ranklens.engine.kernels._common import (
+    codes_in,
+    discount_divisors,
+    gains,
+    sort_desc_per_query,
+    tie_groups,
+    within,
+)
 from ranklens.engine.ranked import UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
 
@@ -172,12 +179,10 @@ def _unjudged_raw_labels(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
     rows = np.flatnonzero(lists.labels == UNJUDGED)
     if rows.size == 0:
         return rows, lists.ideal_labels[:0]
-    from ranklens.data._intern import lookup
-
     import pyarrow as pa
 
     doc_strings = lists.doc_ids.take(pa.array(lists.docs[rows]))
-    qdoc = lookup(doc_strings, lists.qrels_doc_ids).astype(np.int64)
+    qdoc = codes_in(doc_strings, lists.qrels_doc_ids).astype(np.int64)
     ndocs = max(len(lists.qrels_doc_ids), 1)
     ideal_key = lists.ideal_query.astype(np.int64) * ndocs + lists.ideal_docs.astype(np.int64)
     order = np.argsort(ideal_key, kind="stable")

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ranklens.errors import FormatError, InputError
-from ranklens.results import Results
+from ranklens.results.core import Results
 
 __all__ = ["looks_like_results", "read_results", "write_results"]
 
@@ -44,7 +44,7 @@ def write_results(
     >>> out.read_text().splitlines()[1]
     'run,P@1,q1,1.0'
     """
-    from ranklens.cli._output import render
+    from ranklens.results.render import render
 
     items = [results] if isinstance(results, Results) else list(results)
     path = Path(path)

@@ -1,16 +1,18 @@
-"""The ``alpha-nDCG`` measure family (a definition only; the computation is in :mod:`ranklens.diversity.alpha`).
+"""The ``alpha-nDCG`` measure family: a definition only.
 
-Importing this module registers the family, so the measure language, ``ranklens measures`` and
-:class:`~ranklens.Results` lookups know ``alpha-nDCG@10``. It imports nothing beyond the measure layer.
+Its kernel is :func:`ranklens.engine.kernels.diversity.alpha_ndcg_values`; reading intent-level qrels and
+the entry points (:func:`ranklens.diversity.evaluate_diversity`, ``ranklens diversity``) live in
+:mod:`ranklens.diversity`. The family is registered with the other built-in families by
+:mod:`ranklens.measures`, so the measure language, ``ranklens measures`` and :class:`~ranklens.Results`
+lookups know ``alpha-nDCG@10``.
 """
 
 from __future__ import annotations
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, Param
-from ranklens.measures.registry import get_family, register
 
-__all__ = ["ALPHA_NDCG"]
+__all__ = ["ALPHA_NDCG", "DIVERSITY_FAMILIES"]
 
 
 def _check(m: Measure) -> None:
@@ -33,16 +35,8 @@ ALPHA_NDCG = Family(
     reference="Clarke et al., SIGIR 2008",
     example="alpha-nDCG@10, alpha-nDCG(alpha=0.3)@20",
     check=_check,
+    needs=("intents",),
+    computed_by="`ranklens diversity QRELS RUN -m {m}` or ranklens.diversity.evaluate_diversity(qrels, run, measures)",
 )
 
-
-def _register() -> None:
-    try:
-        if get_family(ALPHA_NDCG.name) == ALPHA_NDCG:
-            return
-    except MeasureError:
-        pass
-    register(ALPHA_NDCG)
-
-
-_register()
+DIVERSITY_FAMILIES: tuple[Family, ...] = (ALPHA_NDCG,)

@@ -1,4 +1,5 @@
-"""Rendering evaluation results: table (rich), JSON, CSV and TSV (``measure<TAB>query_id<TAB>value``)."""
+"""Rendering evaluation results as text: table (rich), JSON, CSV, TSV (``measure<TAB>query_id<TAB>value``)
+and trec_eval's layout."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ranklens import __version__
-from ranklens.results import Results
+from ranklens._version import __version__
+
+if TYPE_CHECKING:  # only named in annotations: importing this module (and ranklens.results) stays light
+    from ranklens.results.core import Results
+
+__all__ = ["FORMATS", "render", "render_csv", "render_json", "render_table", "render_trec", "render_tsv"]
 
 FORMATS = ("table", "json", "csv", "tsv", "trec")
 
@@ -152,7 +157,7 @@ def render_table(
     """
     from rich.table import Table
 
-    from ranklens.report._fit import column_blocks, console, terminal_width
+    from ranklens.results.fit import column_blocks, console, terminal_width
 
     width = width if width is not None else terminal_width()
     buf = io.StringIO()

@@ -1,0 +1,268 @@
+"""The rows of a comparison: one :class:`ComparisonRow` per (measure, segment, pair) with its test, interval
+and corrected p-value, the per-system :class:`SummaryRow` means and the per-query :class:`QueryDelta`."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ranklens import stats
+from ranklens.comparison.pairing import (
+    common_queries,
+    dropped_all_note,
+    pair_results,
+    values_of,
+    win_tie_loss,
+)
+from ranklens.errors import InputError
+from ranklens.results.core import Results
+
+__all__ = ["ComparisonRow", "QueryDelta", "SummaryRow"]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One system against one baseline on one measure, over all queries (``segment is None``) or one segment.
+
+    ``diff = mean_system − mean_baseline`` over the ``n`` queries both answered; ``rel_diff = diff /
+    mean_baseline``; ``[ci_low, ci_high]`` is the ``ci_method`` confidence interval of ``diff`` at level
+    ``1 − alpha``; ``p_value`` is the ``test``'s two-sided p-value and ``p_value_adjusted`` the corrected one
+    (its family: every pair of one measure, over all queries or over all segments); ``effect_size`` is the
+    paired Cohen's d; ``wins``/``ties``/``losses`` count queries where the system beats/equals/trails the
+    baseline; ``significant`` is ``p_value_adjusted <= alpha``.
+    """
+
+    baseline: str
+    system: str
+    measure: str
+    segment: str | None
+    n: int
+    mean_baseline: float
+    mean_system: float
+    diff: float
+    rel_diff: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    p_value: float
+    p_value_adjusted: float
+    test: str
+    effect_size: float
+    wins: int
+    ties: int
+    losses: int
+    significant: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: non-finite numbers become ``None``."""
+        return {k: json_value(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """The mean of one system on one measure over the queries every system answered (``n`` of them)."""
+
+    system: str
+    measure: str
+    segment: str | None
+    n: int
+    mean: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: json_value(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class QueryDelta:
+    """One query of one pair on one measure: ``delta = value_system − value_baseline`` (negative: the
+    system is worse on this query)."""
+
+    baseline: str
+    system: str
+    measure: str
+    query_id: str
+    value_baseline: float
+    value_system: float
+    delta: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: json_value(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How every row is computed: the test, the interval, alpha, Monte Carlo samples and the seed entropy."""
+
+    test: str
+    ci: str
+    alpha: float
+    samples: int
+    entropy: Any
+
+    def rng(self, *key: str | None) -> np.random.Generator:
+        """A generator keyed by what a row compares (not by its position), so a row's Monte Carlo numbers do
+        not change with the other runs or measures compared; the same key gives the test and the interval
+        the same resamples."""
+        words = tuple(zlib.crc32(str(k).encode("utf-8")) for k in key)
+        return np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=words))
+
+
+def compare_segment(
+    results: Mapping[str, Results],
+    pairs: list[tuple[str, str]],
+    measure: str,
+    segment_of: Mapping[str, str] | None,
+    segment: str | None,
+    plan: Plan,
+    notes: list[str],
+) -> list[ComparisonRow]:
+    """The rows of one measure over all queries (``segment`` None) or one segment, before correction."""
+    all_pairs = plan.test in stats.ALL_PAIRS_TESTS
+    tukey: stats.TukeyResult | None = None
+    order: dict[str, int] = {}
+    common: list[str] = []
+    if all_pairs:
+        tukey, order, common = _all_pairs(results, measure, segment_of, segment, plan)
+        if segment is None:
+            _note(notes, dropped_all_note(results, common))
+    rows = []
+    for b, s in pairs:
+        if all_pairs:
+            xb, xs = values_of(results[b], measure, common), values_of(results[s], measure, common)
+        else:
+            pairing = pair_results(results[s], results[b], measure, segment_of, segment)
+            xs, xb = pairing.a, pairing.b
+            if segment is None:
+                _note(notes, pairing.swapped().dropped_note(b, s))
+        if xs.size == 0:
+            if segment is None:  # a comparison over no query is an error, never a NaN or a silent gap
+                raise InputError(
+                    f"{b} vs {s}: no query both answered, so nothing to compare on {measure}; score unanswered "
+                    "qrels queries 0 with missing=zero (--missing zero) to pair them on every qrels query"
+                )
+            _note(notes, f"{b} vs {s} on {measure} in segment {segment!r}: no query in common; no row")
+            continue
+        key = (measure, segment, *sorted((b, s)))
+        if all_pairs:
+            p = tukey.pair(order[s], order[b]).p_value if tukey is not None else math.nan
+        else:
+            p = stats.paired_test(xs, xb, plan.test, samples=plan.samples, seed=plan.rng(*key)).p_value
+        interval = stats.confidence_interval(
+            xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
+        )
+        rows.append(_row(b, s, measure, segment, xb, xs, p, plan.test, interval))
+    return rows
+
+
+def _row(
+    baseline: str,
+    system: str,
+    measure: str,
+    segment: str | None,
+    xb: np.ndarray,
+    xs: np.ndarray,
+    p: float,
+    test: str,
+    interval: stats.Interval,
+) -> ComparisonRow:
+    mb, ms = float(xb.mean()), float(xs.mean())
+    diff = float((xs - xb).mean())
+    wins, ties, losses = win_tie_loss(xs, xb)
+    return ComparisonRow(
+        baseline=baseline,
+        system=system,
+        measure=measure,
+        segment=segment,
+        n=int(xs.size),
+        mean_baseline=mb,
+        mean_system=ms,
+        diff=diff,
+        rel_diff=diff / mb if mb != 0 else math.nan,
+        ci_low=interval.low,
+        ci_high=interval.high,
+        ci_method=interval.method,
+        p_value=p,
+        p_value_adjusted=p,
+        test=test,
+        effect_size=stats.cohens_d_paired(xs, xb),
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        significant=False,
+    )
+
+
+def _note(notes: list[str], note: str | None) -> None:
+    if note and note not in notes:
+        notes.append(note)
+
+
+def _all_pairs(
+    results: Mapping[str, Results],
+    measure: str,
+    segment_of: Mapping[str, str] | None,
+    segment: str | None,
+    plan: Plan,
+) -> tuple[stats.TukeyResult | None, dict[str, int], list[str]]:
+    """The all-pairs test on the queries every system answered (None with fewer than 2 of them)."""
+    common = common_queries(results, segment_of, segment)
+    order = {name: i for i, name in enumerate(results)}
+    if len(common) < 2:
+        return None, order, common
+    matrix = np.column_stack([values_of(r, measure, common) for r in results.values()])
+    if plan.test == "tukey":
+        return stats.tukey_hsd(matrix), order, common
+    seed = plan.rng(measure, segment, *sorted(results))
+    return stats.randomised_tukey_hsd(matrix, samples=plan.samples, seed=seed), order, common
+
+
+def correct(
+    family: list[ComparisonRow], correction: str, test: str, alpha: float, *, within_test: bool
+) -> list[ComparisonRow]:
+    """Adjust one family's p-values. Tukey p-values already cover all pairs of a segment: they are only
+    adjusted across segments."""
+    if not family:
+        return family
+    raw = np.array([r.p_value for r in family], dtype=np.float64)
+    if test in stats.ALL_PAIRS_TESTS and within_test:
+        adjusted = raw
+    elif test in stats.ALL_PAIRS_TESTS:
+        # each segment's Tukey p-values cover its pairs; correct each pair across the segments
+        adjusted = raw.copy()
+        for pair in {(r.baseline, r.system) for r in family}:
+            idx = [i for i, r in enumerate(family) if (r.baseline, r.system) == pair]
+            adjusted[idx] = stats.adjust_p_values(raw[idx], correction)
+    else:
+        adjusted = stats.adjust_p_values(raw, correction)
+    out = []
+    for r, p in zip(family, adjusted.tolist()):
+        out.append(replace(r, p_value_adjusted=p, significant=bool(p <= alpha)))
+    return out
+
+
+def summary_rows(
+    results: Mapping[str, Results],
+    measures: tuple[str, ...],
+    segment_of: Mapping[str, str] | None,
+    seg_names: list[str],
+) -> list[SummaryRow]:
+    out = []
+    for seg in [None, *seg_names]:
+        common = common_queries(results, segment_of, seg)
+        for m in measures:
+            for name, res in results.items():
+                vals = values_of(res, m, common)
+                out.append(SummaryRow(name, m, seg, len(common), float(vals.mean()) if vals.size else math.nan))
+    return out
+
+
+def json_value(v: Any) -> Any:
+    """A JSON-ready value: non-finite floats become ``None``."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v

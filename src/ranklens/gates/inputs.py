@@ -1,0 +1,82 @@
+"""The results a gate checks: a run file evaluated under the gate's policy, or saved per-query results
+(``ranklens eval --per-query -f json``, ``-o FILE.parquet``) fitted to the qrels as a run would be."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ranklens.errors import InputError
+
+if TYPE_CHECKING:
+    from ranklens.engine.evaluator import Evaluator
+    from ranklens.evaluation import ProgressHook
+    from ranklens.results import Results
+
+__all__ = ["gate_results", "saved_as_run"]
+
+
+def gate_results(evaluator: Evaluator, path: str, *, progress: ProgressHook | None = None) -> Results:
+    """The Results of the run at ``path`` (read whole, with the run format and columns of
+    ``evaluator.policy``) or of the saved results there (:func:`saved_as_run`). A run that answers no qrels
+    query is bad input under any policy (with ``missing="zero"`` it would score 0 everywhere, and a lenient
+    rule would pass it)."""
+    from ranklens.data.io import read_run
+    from ranklens.engine.evaluator import nothing_evaluated
+    from ranklens.evaluation import no_progress
+    from ranklens.results import looks_like_results
+
+    if path != "-" and os.path.isfile(path) and looks_like_results(path):
+        return saved_as_run(evaluator, path)
+    hook = progress or no_progress
+    with hook(f"reading {path}", None):
+        r = read_run(path, format=evaluator.policy.run_format, columns=evaluator.policy.run_columns)
+    judged = set(evaluator.qrels.query_ids.to_pylist())
+    if not any(q in judged for q in r.query_ids.to_pylist()):
+        raise InputError(nothing_evaluated(r.source, evaluator.qrels.num_queries, r.num_queries))
+    with hook(f"evaluating {os.path.basename(path)} ({len(r):,} rows)", None):
+        return evaluator(r, warn=False)
+
+
+def saved_as_run(evaluator: Evaluator, path: str) -> Results:
+    """Saved per-query results used as the run: they must hold every measure of ``evaluator``; qrels
+    queries they lack score 0 under ``missing="zero"`` (the gate's default), fail under ``"error"``, and
+    are left out under ``"skip"``, as for a run; queries the qrels lack are ignored."""
+    import numpy as np
+
+    from ranklens.errors import QuerySetError
+    from ranklens.results import Results, aggregate, read_results
+
+    found = read_results(path)
+    if len(found) != 1:
+        raise InputError(f"{path}: holds the results of {len(found)} runs ({', '.join(r.run for r in found)}); "
+                         "the gate checks one")
+    res = found[0]
+    if not res.query_ids:
+        raise InputError(f"{path}: holds aggregates only; the gate needs per-query values: write them with "
+                         "ranklens eval … --per-query -o FILE (.json, .csv or .parquet)")
+    absent_from = [m for m in evaluator.measures if m not in res.measures]
+    if absent_from:
+        raise InputError(f"{path}: the saved results have no {', '.join(map(str, absent_from))}; they hold "
+                         f"{', '.join(map(str, res.measures))}")
+    qrels_ids = evaluator.qrels.query_ids.to_pylist()
+    if not set(qrels_ids) & set(res.query_ids):
+        raise InputError(f"{path}: the saved results share no query with the qrels")
+    cols = [res.measures.index(m) for m in evaluator.measures]
+    index = {q: i for i, q in enumerate(res.query_ids)}
+    absent = [q for q in qrels_ids if q not in index]
+    notes = list(res.notes)
+    if absent and evaluator.query_set == "error":
+        raise QuerySetError(f"{path}: {len(absent)} qrels queries have no saved result ({', '.join(absent[:5])})")
+    judged = set(qrels_ids)
+    keep = [q for q in res.query_ids if q in judged]
+    rows = [res.values[index[q], cols] for q in keep]
+    if absent and evaluator.query_set == "qrels":
+        rows.extend(np.zeros(len(cols)) for _ in absent)
+        keep = keep + absent
+        notes.append(f"{len(absent)} qrels quer{'y' if len(absent) == 1 else 'ies'} without a saved result: scored 0")
+    order = sorted(range(len(keep)), key=lambda i: keep[i].encode("utf-8"))
+    values = np.array([rows[i] for i in order], dtype=np.float64).reshape(len(keep), len(cols))
+    measures = tuple(evaluator.measures)
+    aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(measures))
+    return Results(res.run, measures, tuple(keep[i] for i in order), values, aggs, tuple(notes), res.options)

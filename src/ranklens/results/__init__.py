@@ -1,0 +1,55 @@
+"""Evaluation results: :class:`Results` (one run's values per query and in aggregate, :mod:`.core`), saved
+results files (:func:`write_results`, :func:`read_results`, :mod:`.io`) and their text forms (:func:`render`,
+:mod:`.render`).
+
+Everything but the renderers is imported on first use (PEP 562), so ``import ranklens.results`` loads no
+numeric library. ``render`` is imported here, not lazily: the function keeps its name even after its module
+``ranklens.results.render`` is imported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ranklens.results.render import FORMATS, render
+
+if TYPE_CHECKING:
+    from ranklens.results.core import Results, aggregate, assemble
+    from ranklens.results.io import looks_like_results, read_results, write_results
+
+#: public name → the module that defines it (imported when the name is first used)
+_LAZY = {
+    "Results": "ranklens.results.core",
+    "aggregate": "ranklens.results.core",
+    "assemble": "ranklens.results.core",
+    "looks_like_results": "ranklens.results.io",
+    "read_results": "ranklens.results.io",
+    "write_results": "ranklens.results.io",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ranklens.results' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    "FORMATS",
+    "Results",
+    "aggregate",
+    "assemble",
+    "looks_like_results",
+    "read_results",
+    "render",
+    "write_results",
+]
