@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MonitorClient", "create_app"]
+__all__ = ["MonitorClient"]  # the web app is the face: ranklens.monitor.app.create_app
 
 
 def __getattr__(name: str) -> Any:  # lazy: importing ranklens.monitor stays cheap
@@ -28,8 +28,4 @@ def __getattr__(name: str) -> Any:  # lazy: importing ranklens.monitor stays che
         from ranklens.monitor.client import MonitorClient
 
         return MonitorClient
-    if name == "create_app":
-        from ranklens.monitor.app import create_app
-
-        return create_app
     raise AttributeError(name)
