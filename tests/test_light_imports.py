@@ -46,3 +46,22 @@ def test_compare_is_the_function_even_after_its_module_is_imported() -> None:
 
     assert hasattr(module, "load_segments") and hasattr(module, "Comparison")
     assert ranklens.compare is module.compare and callable(ranklens.compare)
+
+
+EVAL_TOY = (
+    "from ranklens.cli.main import cli\ntry:\n    cli(['eval', 'examples/toy.qrels', 'examples/toy_bm25.run', "
+    "'-m', 'nDCG@10', 'AP', '-q', '--quiet'])\nexcept SystemExit:\n    pass"
+)
+
+
+def test_a_small_evaluation_imports_no_dataframe_library() -> None:
+    """Issue 12: pyarrow's own numpy conversions import pandas (~0.3 s) and the id hashing imported Polars
+    (~0.15 s); a small collection needs neither (``data/_arrow.py``, ``data/_hashing.HASH_FROM_ROWS``)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    probe = f"import os, sys\nos.chdir({str(root)!r})\n{EVAL_TOY}\nimport json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    loaded = {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
+    assert "numpy" in loaded  # it did evaluate
+    assert not loaded & {"pandas", "polars", "scipy", "plotly", "sqlalchemy", "fastapi"}

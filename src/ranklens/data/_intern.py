@@ -8,11 +8,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ranklens.data._arrow import fill_nulls, from_numpy, string_array, to_numpy
+
 
 def to_string_array(values: Any) -> pa.Array:
     """Return ``values`` as a flat Arrow string array (ids are always compared as strings)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    if isinstance(values, (list, tuple)) and all(type(v) is str for v in values):
+        values = string_array(values)
     if not isinstance(values, pa.Array):
         values = pa.array(np.asarray(values, dtype=object) if not isinstance(values, list) else values)
     if pa.types.is_dictionary(values.type):
@@ -37,11 +41,11 @@ def intern_sorted(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     dictionary = encoded.dictionary
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    order = pc.sort_indices(dictionary).to_numpy()
+    indices = to_numpy(encoded.indices)
+    order = to_numpy(pc.sort_indices(dictionary))
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
-    return rank[indices], dictionary.take(pa.array(order))
+    return rank[indices], dictionary.take(from_numpy(order))
 
 
 def lookup(vocabulary_from: pa.Array, vocabulary_to: pa.Array) -> np.ndarray:
@@ -49,4 +53,4 @@ def lookup(vocabulary_from: pa.Array, vocabulary_to: pa.Array) -> np.ndarray:
     if len(vocabulary_from) == 0:
         return np.empty(0, dtype=np.int32)
     idx = pc.index_in(vocabulary_from, value_set=vocabulary_to)
-    return idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return fill_nulls(idx, -1).astype(np.int32, copy=False)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.errors import DuplicateError, FormatError, InputError
 
@@ -101,7 +102,7 @@ class Qrels:
     def doc_strings(self) -> pa.Array:
         """The document id of every row (computed once)."""
         if "doc_strings" not in self._cache:
-            self._cache["doc_strings"] = self.doc_ids.take(pa.array(self.doc))
+            self._cache["doc_strings"] = self.doc_ids.take(from_numpy(self.doc))
         return self._cache["doc_strings"]
 
     @property
@@ -185,15 +186,15 @@ class Qrels:
         """Return a table with columns ``query_id, doc_id, relevance``."""
         return pa.table(
             {
-                "query_id": self.query_ids.take(pa.array(self.query)),
-                "doc_id": self.doc_ids.take(pa.array(self.doc)),
+                "query_id": self.query_ids.take(from_numpy(self.query)),
+                "doc_id": self.doc_ids.take(from_numpy(self.doc)),
                 "relevance": pa.array(self.label),
             }
         )
 
 
 def _nulls(arr: pa.Array) -> np.ndarray:
-    return np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    return to_numpy(arr.is_null())
 
 
 def _line(line_numbers: np.ndarray | None, row: int) -> int:
@@ -203,7 +204,7 @@ def _line(line_numbers: np.ndarray | None, row: int) -> int:
 def _float_labels(labels: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
     """Real-valued labels as float64; every one a finite number (NaN and ±inf name their line)."""
     if isinstance(labels, (pa.Array, pa.ChunkedArray)):
-        labels = labels.to_numpy(zero_copy_only=False)
+        labels = to_numpy(labels)
     arr = np.asarray(labels)
     if arr.dtype == object or arr.dtype.kind in "USb":
         for i, v in enumerate(arr.tolist()):
@@ -232,7 +233,7 @@ def _is_number(value: object) -> bool:
 
 def _integer_labels(labels: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
     if isinstance(labels, (pa.Array, pa.ChunkedArray)):
-        labels = labels.to_numpy(zero_copy_only=False)
+        labels = to_numpy(labels)
     arr = np.asarray(labels)
     if arr.dtype.kind in "mMc":  # datetimes, durations, complex numbers: no label, whatever numpy casts them to
         raise FormatError(source, f"relevance labels must be integers, got {arr.dtype}")

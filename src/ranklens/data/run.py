@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ranklens.data._hashing import has_repeats, pair_keys, string_hash
+from ranklens.data._arrow import from_numpy, to_numpy
+from ranklens.data._hashing import HASH_FROM_ROWS, has_repeats, pair_keys, string_hash
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.errors import DuplicateError, FormatError
 
@@ -107,14 +108,12 @@ class Run:
         if not (len(qarr) == len(darr) == len(sc)):
             raise FormatError(source, "query, document and score columns differ in length")
         if qarr.null_count or darr.null_count:
-            nulls = np.asarray(qarr.is_null().to_numpy(zero_copy_only=False)) | np.asarray(
-                darr.is_null().to_numpy(zero_copy_only=False)
-            )
+            nulls = to_numpy(qarr.is_null()) | to_numpy(darr.is_null())
             raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
         qcodes, qvocab = intern_sorted(qarr)
         run = cls(qvocab, qcodes, darr, sc, name, source)
-        if has_repeats(pair_keys(qcodes, run.doc_hash)):
-            # a hash says "maybe": confirm (and locate) on the exact ids
+        if len(darr) < HASH_FROM_ROWS or has_repeats(pair_keys(qcodes, run.doc_hash)):
+            # small: check on the exact ids; big: a hash says "maybe", then confirm (and locate) on the exact ids
             _check_duplicates(qcodes, run.doc, qarr, darr, source, line_numbers, len(run.doc_ids))
         return run
 
@@ -149,7 +148,7 @@ class Run:
         """Return a table with columns ``query_id, doc_id, score`` in input order."""
         return pa.table(
             {
-                "query_id": self.query_ids.take(pa.array(self.query)),
+                "query_id": self.query_ids.take(from_numpy(self.query)),
                 "doc_id": self.docs,
                 "score": pa.array(self.score),
             }
@@ -162,7 +161,7 @@ def _line(line_numbers: np.ndarray | None, row: int) -> int:
 
 def _float_scores(scores: object, source: str, line_numbers: np.ndarray | None) -> np.ndarray:
     if isinstance(scores, (pa.Array, pa.ChunkedArray)):
-        scores = scores.to_numpy(zero_copy_only=False)
+        scores = to_numpy(scores)
     arr = np.asarray(scores)
     if arr.dtype.kind not in "fiu":
         try:

@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranklens.data._hashing import pair_keys, string_hash
+from ranklens.data._arrow import from_numpy, to_numpy
+from ranklens.data._hashing import HASH_FROM_ROWS, pair_keys, string_hash
 from ranklens.data._intern import lookup
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
@@ -153,7 +154,7 @@ def align(
     present[np.unique(qmap[qmap >= 0])] = True
     qrels_only = int(nq_qrels - np.count_nonzero(present))
     if query_set == "error" and qrels_only:
-        missing = qrels.query_ids.filter(pa.array(~present)).to_pylist()
+        missing = qrels.query_ids.filter(from_numpy(~present)).to_pylist()
         raise QuerySetError(
             f"{qrels_only} qrels quer{'y' if qrels_only == 1 else 'ies'} not in the run {run.source} "
             f"(e.g. {missing[:3]}); use query set 'intersect' or 'qrels'"
@@ -176,7 +177,7 @@ def align(
     ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
 
     lists = RankedLists(
-        query_ids=qrels.query_ids.filter(pa.array(evaluated)),
+        query_ids=qrels.query_ids.filter(from_numpy(np.asarray(evaluated))),
         offsets=offsets,
         labels=labels,
         scores=scores,
@@ -208,11 +209,13 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     A hash join on (query, document) keys finds candidate matches; each one is confirmed on the exact
     document id, so a hash collision cannot produce a wrong label (it falls back to an exact join).
     """
-    import polars as pl
-
     labels: np.ndarray = np.full(rows.size, NONPOOL, dtype=_label_dtype(qlabel))
     if rows.size == 0 or len(qrels) == 0:
         return labels
+    if rows.size + len(qrels) < HASH_FROM_ROWS:
+        return _labels_exact(qrels, qlabel, run, rows, rq)
+    import polars as pl
+
     if "keys" not in qrels._cache:
         qkeys = pair_keys(qrels.query, string_hash(qrels.doc_strings))
         qrels._cache["keys"] = pl.DataFrame({"k": qkeys, "i": np.arange(qkeys.size, dtype=np.int64)})
@@ -223,7 +226,7 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     idx = joined["i"].fill_null(-1).to_numpy()
     found = np.flatnonzero(idx >= 0)
     qi = idx[found]
-    same_doc = pc.equal(run.docs.take(pa.array(rows[found])), qrels.doc_strings.take(pa.array(qi)))
+    same_doc = pc.equal(run.docs.take(from_numpy(rows[found])), qrels.doc_strings.take(from_numpy(qi)))
     if not (pc.all(same_doc).as_py() in (True, None) and np.array_equal(qrels.query[qi], rq[found])):
         return _labels_exact(qrels, qlabel, run, rows, rq)
     lab = qlabel[qi]
@@ -297,8 +300,8 @@ def _break_ties_by_doc_desc(
     member[:-1] |= tie
     pos = np.flatnonzero(member)
     group = np.cumsum(np.concatenate(([True], ~tie[pos[:-1]] | (np.diff(pos) != 1))))
-    table = pa.table({"g": pa.array(group), "d": docs.take(pa.array(rows[perm[pos]]))})
-    order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    table = pa.table({"g": from_numpy(group), "d": docs.take(from_numpy(rows[perm[pos]]))})
+    order = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
     out = perm.copy()
     out[pos] = perm[pos[order]]
     return out

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ranklens.data._arrow import from_numpy
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.evaluator import Evaluator
@@ -104,11 +105,11 @@ def evaluate_arrays(
     judged = np.flatnonzero(~np.isnan(truth))
     retrieved = np.flatnonzero(~np.isnan(score))
     qrels = Qrels.from_arrays(
-        query.take(pa.array(judged)), doc.take(pa.array(judged)), truth[judged], source="<y_true>",
+        query.take(from_numpy(judged)), doc.take(from_numpy(judged)), truth[judged], source="<y_true>",
         line_numbers=judged + 1, label_kind=kind,
     )
     run = Run.from_arrays(
-        query.take(pa.array(retrieved)), doc.take(pa.array(retrieved)), score[retrieved], name=name,
+        query.take(from_numpy(retrieved)), doc.take(from_numpy(retrieved)), score[retrieved], name=name,
         source="<y_score>",
     )
     return Evaluator(measures, qrels, **options)(run)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.io import mark_role, open_input, run_name_of
 from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
@@ -202,14 +203,15 @@ def evaluate_stream(
         zero_ev = Evaluator(
             evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level
         )
-        empty = zero_ev(Run.from_arrays(pa.array([], pa.string()), pa.array([], pa.string()), np.empty(0)), warn=False)
+        empty = zero_ev(Run.from_arrays(string_array([]), string_array([]), np.empty(0)), warn=False)
         keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
         query_ids.extend(empty.query_ids[i] for i in keep)
         values.append(empty.values[keep])
     if not query_ids:
         raise InputError(nothing_evaluated(path, evaluator.qrels.num_queries, len(closed)))
     matrix = np.vstack(values) if values else np.zeros((0, len(evaluator.measures)))
-    order = pc.sort_indices(pa.array(query_ids, pa.string())).to_numpy() if query_ids else np.arange(0)
+    # str order is code-point order, which is UTF-8 byte order: the order of every other path
+    order = np.array(sorted(range(len(query_ids)), key=query_ids.__getitem__), dtype=np.int64)
     matrix = matrix[order]
     ids = tuple(query_ids[i] for i in order)
     report = AlignReport(
@@ -233,7 +235,7 @@ def _flat(values: object) -> pa.Array:
 
 def _floats(values: object) -> np.ndarray:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+        return to_numpy(values).astype(np.float64, copy=False)
     return np.asarray(values, dtype=np.float64)
 
 
@@ -254,7 +256,7 @@ def _starts(query: pa.Array) -> np.ndarray:
     n = len(query)
     if n < 2:
         return np.zeros(min(n, 1), dtype=np.int64)
-    change = pc.not_equal(query[1:], query[:-1]).to_numpy(zero_copy_only=False)
+    change = to_numpy(pc.not_equal(query[1:], query[:-1]))
     return np.concatenate(([0], np.flatnonzero(change) + 1))
 
 
@@ -269,7 +271,7 @@ def _split_last_query(b: _Block) -> tuple[_Block | None, _Block | None]:
 
 def _check_grouped(b: _Block, closed: set[str], path: str) -> None:
     starts = _starts(b.query)
-    ids = b.query.take(pa.array(starts)).to_pylist()
+    ids = b.query.take(from_numpy(starts)).to_pylist()
     seen_here: set[str] = set()
     for pos, qid in zip(starts.tolist(), ids):
         if qid in closed or qid in seen_here:

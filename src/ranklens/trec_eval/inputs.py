@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 
@@ -59,12 +60,12 @@ def load_run(run_path: str) -> tuple[Run, str]:
 
 def only_query(qrels: Qrels, query_id: str) -> Qrels | None:
     """The qrels of one query (``-D level.qid``), or None when the qrels do not have it."""
-    rows = np.flatnonzero(np.asarray(qrels.query_ids.take(pa.array(qrels.query)).to_pylist(), dtype=object) == query_id)
+    rows = np.flatnonzero(np.asarray(qrels.query_ids.take(from_numpy(qrels.query)).to_pylist(), dtype=object) == query_id)
     if rows.size == 0:
         return None
     return Qrels.from_arrays(
-        pa.array([query_id] * rows.size, pa.string()),
-        qrels.doc_ids.take(pa.array(qrels.doc[rows])),
+        string_array([query_id] * rows.size),
+        qrels.doc_ids.take(from_numpy(qrels.doc[rows])),
         qrels.label[rows],
         source=qrels.source,
     )
@@ -101,16 +102,16 @@ def _last_tag(lines: list[bytes]) -> str | None:
 def missing_queries(qrels: Qrels, run: Run) -> np.ndarray:
     """Mask over ``qrels.query_ids``: the queries with no retrieved document."""
     present = pc.is_in(qrels.query_ids, value_set=run.query_ids)
-    return ~np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+    return ~to_numpy(present)
 
 
 def with_placeholders(run: Run, query_ids: list[str]) -> Run:
     """``run`` plus one row (:data:`PLACEHOLDER_DOC`, score 1.0) for each of ``query_ids``."""
     if not query_ids:
         return run
-    queries = pa.concat_arrays([run.query_ids.take(pa.array(run.query)), pa.array(query_ids, pa.string())])
+    queries = pa.concat_arrays([run.query_ids.take(from_numpy(run.query)), string_array(query_ids)])
     docs = pa.concat_arrays(
-        [run.doc_ids.take(pa.array(run.doc)), pa.array([PLACEHOLDER_DOC] * len(query_ids), pa.string())]
+        [run.doc_ids.take(from_numpy(run.doc)), string_array([PLACEHOLDER_DOC] * len(query_ids))]
     )
     scores = np.concatenate((run.score, np.ones(len(query_ids))))
     return Run.from_arrays(queries, docs, scores, name=run.name, source=run.source)

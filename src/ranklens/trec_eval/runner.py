@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ranklens.data._arrow import from_numpy
 from ranklens.errors import RanklensError
 from ranklens.trec_eval import inputs, rel_formats
 from ranklens.trec_eval.compute import QueryValues, compute
@@ -99,7 +100,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         qrels = one
 
     missing = inputs.missing_queries(qrels, run)
-    missing_ids = qrels.query_ids.filter(missing).to_pylist() if missing.any() else []
+    missing_ids = qrels.query_ids.filter(from_numpy(missing)).to_pylist() if missing.any() else []
     if missing_ids and options.complete:
         run = inputs.with_placeholders(run, missing_ids)
     try:

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
+from ranklens.data._arrow import from_numpy
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     RUN,
@@ -376,9 +377,9 @@ def write_jsonl(container: Qrels | Run, out: BinaryIO) -> None:
     for s in range(0, len(container), step):
         lines = pc.binary_join_element_wise(
             pa.scalar('{"query_id": '),
-            qjson.take(pa.array(container.query[s : s + step])),
+            qjson.take(from_numpy(container.query[s : s + step])),
             pa.scalar(', "doc_id": '),
-            djson.take(pa.array(container.doc[s : s + step])),
+            djson.take(from_numpy(container.doc[s : s + step])),
             pa.scalar(f', "{name}": '),
             text[s : s + step],
             pa.scalar("}\n"),

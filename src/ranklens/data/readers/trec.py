@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ranklens.data._arrow import from_numpy, string_array
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
@@ -548,7 +549,7 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
                 first_tag = fields[layout.tag]
             tags.add(fields[layout.tag])
     if not lines:
-        return Columns(pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.int64()))
+        return Columns(string_array([]), string_array([]), from_numpy(np.zeros(0, dtype=np.int64)))
     parsed = np.array(values).astype(np.int64 if layout.value_is_int else np.float64)
     tag = (tags.pop() if len(tags) == 1 else first_tag).decode() if layout.tag is not None else None
     return Columns(
@@ -579,9 +580,9 @@ def write_qrels(qrels: Qrels, out: BinaryIO, source: str, delimiter: str = " ") 
     for s in range(0, n, 1 << 20):
         e = min(n, s + (1 << 20))
         lines = pc.binary_join_element_wise(
-            qrels.query_ids.take(pa.array(qrels.query[s:e])),
+            qrels.query_ids.take(from_numpy(qrels.query[s:e])),
             pa.scalar("0"),
-            qrels.doc_ids.take(pa.array(qrels.doc[s:e])),
+            qrels.doc_ids.take(from_numpy(qrels.doc[s:e])),
             pc.binary_join_element_wise(pc.cast(pa.array(qrels.label[s:e]), pa.string()), pa.scalar("\n"), ""),
             delimiter,
         )
@@ -607,9 +608,9 @@ def write_run(run: Run, out: BinaryIO, tag: str, source: str) -> None:
         e = min(n, s + (1 << 20))
         rows = order[s:e]
         lines = pc.binary_join_element_wise(
-            run.query_ids.take(pa.array(query[s:e])),
+            run.query_ids.take(from_numpy(query[s:e])),
             pa.scalar("Q0"),
-            run.doc_ids.take(pa.array(run.doc[rows])),
+            run.doc_ids.take(from_numpy(run.doc[rows])),
             pc.cast(pa.array(rank[s:e]), pa.string()),
             pc.cast(pa.array(run.score[rows]), pa.string()),
             tail,
@@ -632,8 +633,8 @@ def write_msmarco_run(run: Run, out: BinaryIO, source: str, value: str = "rank")
         rows = order[s : s + (1 << 20)]
         third = pa.array(rank[s : s + (1 << 20)]) if value == "rank" else pa.array(run.score[rows])
         lines = pc.binary_join_element_wise(
-            run.query_ids.take(pa.array(query[s : s + (1 << 20)])),
-            run.doc_ids.take(pa.array(run.doc[rows])),
+            run.query_ids.take(from_numpy(query[s : s + (1 << 20)])),
+            run.doc_ids.take(from_numpy(run.doc[rows])),
             pc.binary_join_element_wise(pc.cast(third, pa.string()), pa.scalar("\n"), ""),
             "\t",
         )
