@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._intern import intern_sorted, to_string_array
+from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError, InputError
 
 __all__ = ["LABEL_KINDS", "Qrels", "check_label_kind"]
@@ -159,28 +160,13 @@ class Qrels:
         cls, data: Mapping[str, Mapping[str, float]], *, source: str = "<dict>", labels: str = "int"
     ) -> Qrels:
         """Build from pytrec_eval's form ``{query_id: {doc_id: label}}`` (``labels="float"``: real values)."""
-        qs: list[str] = []
-        ds: list[str] = []
-        ls: list[object] = []
-        for qid, docs in data.items():
-            if not isinstance(docs, Mapping):
-                raise FormatError(
-                    source, f"query '{qid}': expected a mapping of doc id to label, got {type(docs).__name__}"
-                )
-            for did, lab in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                ls.append(lab)
+        qs, ds, ls = flatten(data, source, "label")
         return cls.from_arrays(qs, ds, ls, source=source, label_kind=labels)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Return pytrec_eval's form ``{query_id: {doc_id: label}}`` (int labels, or floats)."""
-        qv = self.query_ids.to_pylist()
-        dv = self.doc_ids.to_pylist()
-        out: dict[str, dict[str, Any]] = {}
-        for q, d, lab in zip(self.query.tolist(), self.doc.tolist(), self.label.tolist()):
-            out.setdefault(qv[q], {})[dv[d]] = lab
-        return out
+        qv, dv = self.query_ids.to_pylist(), self.doc_ids.to_pylist()
+        return nest((qv[q] for q in self.query.tolist()), (dv[d] for d in self.doc.tolist()), self.label.tolist())
 
     def to_arrow(self) -> pa.Table:
         """Return a table with columns ``query_id, doc_id, relevance``."""

@@ -12,6 +12,7 @@ import pyarrow as pa
 from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._hashing import HASH_FROM_ROWS, has_repeats, pair_keys, string_hash
 from ranklens.data._intern import intern_sorted, to_string_array
+from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError
 
 __all__ = ["Run"]
@@ -122,27 +123,13 @@ class Run:
         cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<dict>"
     ) -> Run:
         """Build from pytrec_eval's form ``{query_id: {doc_id: score}}``."""
-        qs: list[str] = []
-        ds: list[str] = []
-        ss: list[object] = []
-        for qid, docs in data.items():
-            if not isinstance(docs, Mapping):
-                raise FormatError(
-                    source, f"query '{qid}': expected a mapping of doc id to score, got {type(docs).__name__}"
-                )
-            for did, s in docs.items():
-                qs.append(str(qid))
-                ds.append(str(did))
-                ss.append(s)
+        qs, ds, ss = flatten(data, source, "score")
         return cls.from_arrays(qs, ds, ss, name=name, source=source)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return pytrec_eval's form ``{query_id: {doc_id: score}}``."""
         qv = self.query_ids.to_pylist()
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(self.query.tolist(), self.docs.to_pylist(), self.score.tolist()):
-            out.setdefault(qv[q], {})[d] = s
-        return out
+        return nest((qv[q] for q in self.query.tolist()), self.docs.to_pylist(), self.score.tolist())
 
     def to_arrow(self) -> pa.Table:
         """Return a table with columns ``query_id, doc_id, score`` in input order."""
