@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-CORE = {"data", "measures", "engine", "results", "stats", "errors", "_version"}
+CORE = {"data", "measures", "engine", "results", "stats", "errors", "_version", "_lazy"}
 FACE_MODULES = {"ranklens.monitor.app", "ranklens.monitor.__main__"}
 
 #: (importer, imported) → why it is still there

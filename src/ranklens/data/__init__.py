@@ -5,8 +5,9 @@ numpy or pyarrow (the CLI's ``--help`` reads it)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ranklens._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ranklens.data.io import read_qrels, read_run, write_qrels, write_run
@@ -21,9 +22,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -16,18 +16,15 @@ measure name but cannot compute it from document-level qrels, and says so.
 
 from __future__ import annotations
 
-from typing import Any
+from ranklens._lazy import lazy_names
 
 __all__ = ["IntentQrels", "alpha_ndcg", "evaluate_diversity", "read_intent_qrels"]
 
 
-def __getattr__(name: str) -> Any:  # lazy: `import ranklens.diversity` stays light
-    if name == "IntentQrels" or name == "read_intent_qrels":
-        from ranklens.diversity import intents
-
-        return getattr(intents, name)
-    if name in ("alpha_ndcg", "evaluate_diversity"):
-        from ranklens.diversity import alpha
-
-        return getattr(alpha, name)
-    raise AttributeError(f"module 'ranklens.diversity' has no attribute {name!r}")
+_WHERE = {
+    "IntentQrels": "ranklens.diversity.intents",
+    "read_intent_qrels": "ranklens.diversity.intents",
+    "alpha_ndcg": "ranklens.diversity.alpha",
+    "evaluate_diversity": "ranklens.diversity.alpha",
+}
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())  # `import ranklens.diversity` stays light

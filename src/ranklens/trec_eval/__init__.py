@@ -28,7 +28,9 @@ dropped, ``-D`` prints no debug trace, and fractional ndcg gains are sorted exac
 comparator truncates gain differences to int).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ranklens._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ranklens.trec_eval.runner import TrecEvalOptions, TrecEvalResult, run_trec_eval
@@ -36,10 +38,5 @@ if TYPE_CHECKING:
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
 
-def __getattr__(name: str) -> Any:
-    """The runner is imported on first use, so ``trec-eval --help`` (which reads only the table) stays light."""
-    if name not in __all__:
-        raise AttributeError(f"module 'ranklens.trec_eval' has no attribute {name!r}")
-    from ranklens.trec_eval import runner
-
-    return getattr(runner, name)
+# the runner is imported on first use, so ``trec-eval --help`` (which reads only the table) stays light
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(__all__, "ranklens.trec_eval.runner"), globals())
