@@ -40,11 +40,17 @@ $(VENV)/.bench: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[bench]'
 	touch $@
 
-# the benchmark tables and scaling plot of docs/benchmarks.md (long: about an hour on 2 cores)
+# the benchmark tables, scaling plot and target table of docs/benchmarks.md (long: about three hours on
+# 2 cores). `make bench TREC_EVAL_SRC=~/src/trec_eval` builds trec_eval from its source tree first.
+BENCH_TREC_EVAL := $(if $(TREC_EVAL_SRC),--trec-eval-src $(TREC_EVAL_SRC))
 bench: $(VENV)/.bench
-	$(PY) -m bench.run --shapes S,T,M --repeat 3
+	$(PY) -m bench.run --shapes S,T,M --repeat 3 $(BENCH_TREC_EVAL)
+	$(PY) -m bench.run --shapes Mpq,W --phases load,ndcg,four,cli --repeat 3 --name extra
 	$(PY) -m bench.run --scaling --repeat 3
+	$(PY) -m bench.run --quick-cli
+	$(PY) -m bench.run --targets
 	$(PY) -m bench.report --into docs/benchmarks.md:results bench/out/results.json
+	$(PY) -m bench.report --into docs/benchmarks.md:extra bench/out/extra.json
 	$(PY) -m bench.report --into docs/benchmarks.md:scaling bench/out/scaling.json
 
 test: venv-test

@@ -3,6 +3,10 @@
     python -m bench.run --shapes S,T,M --repeat 3          # the table in docs/benchmarks.md
     python -m bench.run --quick                            # S only, one repetition
     python -m bench.run --scaling                          # 1M..20M lines, plot to docs/benchmarks_scaling.png
+    python -m bench.run --quick-cli                        # start-up and S targets of issue 12 (bench/targets.py)
+    python -m bench.run --targets                          # every target of issue 12, from the runs above
+
+``--trec-eval-src DIR`` builds trec_eval from its source tree (bench/trec_eval_build.py) and measures it.
 
 Phases: ``load`` (read qrels and run files), ``ndcg`` (mean nDCG@10 on loaded data), ``four``
 (nDCG@10+AP+R@100+RR with per-query values on loaded data), ``many`` (ten runs against the same
@@ -174,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out-dir", type=Path, default=OUT_DIR)
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up (fills numba's cache for ranx)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--trec-eval-src", type=Path, metavar="DIR", help="build trec_eval from this source tree (usnistgov/trec_eval) and use it")
+    parser.add_argument("--quick-cli", action="store_true", help="issue 12's start-up targets: --help, toy eval, S vs trec_eval and pytrec_eval (--shapes: the S stand-in)")
+    parser.add_argument("--targets", action="store_true", help="every target of issue 12 from earlier runs in --out-dir, timing compare on M (--shapes: the M,W,Mpq stand-ins)")
     return parser
 
 
@@ -181,6 +188,13 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     args = _parser().parse_args(argv)
     if threading.current_thread() is threading.main_thread():  # SIGTERM stops the measured process too
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.trec_eval_src is not None:
+        from bench import tools as tools_module
+        from bench.trec_eval_build import build
+
+        tools_module.TREC_EVAL_OVERRIDE = build(args.trec_eval_src, log=not args.quiet)
+    if args.quick_cli or args.targets:
+        return _targets_mode(args, argv)
     repeat = args.repeat or (1 if args.quick else 3)
     tool_names: list[str] | None
     if args.scaling:
@@ -190,8 +204,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         tool_names = args.tools.split(",") if args.tools else None
         shape_spec, phases, stem = args.shapes or ("S" if args.quick else "S,T,M"), _phases(args.phases), args.name
     tools, skipped = available_tools(tool_names)
-    for note in skipped:
-        _say(not args.quiet, f"skipping {note}")
+    _skipped(skipped, args.quiet)
     shapes = list(iter_shapes(shape_spec))
     if not args.no_warmup:
         warm_up(tools, args.data_dir, args.timeout, not args.quiet)
@@ -223,6 +236,71 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     if bad:
         _loud(f"{len(bad)} cell(s) disagree with ranklens: see the table")
     return rows
+
+
+def _skipped(skipped: Sequence[str], quiet: bool) -> None:
+    for note in skipped:
+        if note.startswith("trec_eval"):
+            print(note, file=sys.stderr, flush=True)  # one line, even with --quiet: the peer that matters most
+        else:
+            _say(not quiet, f"skipping {note}")
+
+
+def _machine_line(m: dict[str, str]) -> str:
+    return f"{m['cpu']}, {m['cores']} cores, {m['memory']} RAM, {m['os']}, Python {m['python']} ({m['date']})"
+
+
+def _tree() -> str:
+    """The commit measured, and whether the work tree has uncommitted changes."""
+    import subprocess
+
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout"
+    return f"{rev} plus uncommitted work" if dirty else rev
+
+
+def _targets_mode(args: argparse.Namespace, argv: Sequence[str] | None) -> list[Row]:
+    """``--quick-cli`` and ``--targets`` (bench/targets.py): a table of targets instead of phase tables."""
+    from bench import targets as tg
+
+    log = (lambda text: None) if args.quiet else (lambda text: _say(True, text))
+    command = "python -m bench.run " + shlex.join(list(sys.argv[1:] if argv is None else argv))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    host = machine()
+    meta: dict[str, Any] = {"machine": host, "command": command, "tree": _tree()}
+    if args.quick_cli:
+        shapes = list(iter_shapes(args.shapes or "S"))
+        if len(shapes) != 1:
+            raise SystemExit("--quick-cli takes one shape (the stand-in for S)")
+        tools, skipped = available_tools(args.tools.split(",") if args.tools else ["ranklens", "pytrec_eval", "trec_eval"])
+        _skipped(skipped, args.quiet)
+        missing = {note.split(":")[0]: note.split(":", 1)[1].strip() for note in skipped}
+        repeat = args.repeat or 7
+        targets, cells = tg.quick_cli(
+            shapes[0], tools, repeat=repeat, timeout=args.timeout, data_dir=args.data_dir, env=_env(), repo=REPO, missing=missing, log=log
+        )
+        meta |= {"repeat": repeat, "versions": {t.name: t.version() for t in tools}, "shape": shapes[0].describe()}
+        stem, details = "quick_cli", tg.cells_markdown(cells)
+    else:
+        roles = dict(zip(("M", "W", "Mpq"), (s.strip() for s in (args.shapes or "M,W,Mpq").split(","))))
+        if len(roles) != 3:
+            raise SystemExit("--targets --shapes takes three shapes: the M, W and Mpq stand-ins")
+        repeat = args.repeat or 5
+        cells = tg.compare_vs_evals(
+            next(iter_shapes(roles["M"])), repeat=repeat, timeout=args.timeout, data_dir=args.data_dir, env=_env(), repo=REPO, log=log
+        )
+        targets = tg.quick_targets(args.out_dir) + tg.remaining(args.out_dir, roles, cells)
+        meta |= {"repeat": repeat, "roles": roles}
+        stem, details = "targets", tg.cells_markdown(cells)
+    text = f"{tg.table(targets)}\n\n{details}\n"
+    (args.out_dir / f"{stem}.md").write_text(f"Command: `{command}`; tree: {meta['tree']}; {_machine_line(host)}\n\n{text}")
+    data = {"meta": meta, "targets": [vars(t) for t in targets], "cells": tg.cells_json(cells)}
+    (args.out_dir / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+    print(text)
+    return []
 
 
 if __name__ == "__main__":

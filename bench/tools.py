@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FOUR", "NDCG", "TOOLS", "Tool", "available_tools", "trec_eval_binary"]
+__all__ = ["FOUR", "NDCG", "TOOLS", "TREC_EVAL_MISSING", "Tool", "available_tools", "trec_eval_binary"]
 
 NDCG = "nDCG@10"
 FOUR = ("nDCG@10", "AP", "R@100", "RR")
@@ -384,9 +384,21 @@ class IrMeasures(Tool):
 # --------------------------------------------------------------------------------------------- trec_eval
 
 
+#: Set by ``bench.run --trec-eval-src DIR`` to the binary it built; wins over every other place.
+TREC_EVAL_OVERRIDE: str | None = None
+TREC_EVAL_MISSING = (
+    "trec_eval: missing (no binary built or found); give its source tree with --trec-eval-src DIR "
+    "(a clone of https://github.com/usnistgov/trec_eval) or a binary with $TREC_EVAL"
+)
+
+
 def trec_eval_binary() -> str | None:
-    """The trec_eval C binary: ``$TREC_EVAL``, else next to this Python (the venv's bin), else on PATH."""
-    candidates = [os.environ.get("TREC_EVAL", ""), os.path.join(os.path.dirname(sys.executable), "trec_eval")]
+    """The trec_eval C binary: the one built by ``--trec-eval-src``, ``$TREC_EVAL``, the last build in
+    ``bench/out/trec_eval/``, next to this Python (the venv's bin), else on PATH."""
+    from bench.trec_eval_build import cached_binary
+
+    candidates = [TREC_EVAL_OVERRIDE or "", os.environ.get("TREC_EVAL", ""), cached_binary() or ""]
+    candidates.append(os.path.join(os.path.dirname(sys.executable), "trec_eval"))
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
@@ -424,7 +436,7 @@ def available_tools(names: Sequence[str] | None = None) -> tuple[list[Tool], lis
         if tool.available():
             chosen.append(tool)
         elif name == "trec_eval":
-            skipped.append("trec_eval: no C binary found (build https://github.com/usnistgov/trec_eval, set $TREC_EVAL)")
+            skipped.append(TREC_EVAL_MISSING)
         else:
             skipped.append(f"{name}: not installed (pip install -e '.[bench]')")
     return chosen, skipped

@@ -8,6 +8,7 @@ skipped by the harness itself.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench import agree, generate, run
+from bench import agree, generate, run, tools
 
 #: ranklens and the peers of the test extra; ranx and ir_measures (bench extra) are left out to keep this
 #: fast (importing ranx alone takes seconds). trec_eval runs if its binary is found, else it is skipped.
@@ -99,3 +100,98 @@ def test_printed_value_is_the_last_decimal() -> None:
     assert agree.printed_value("│ queries │ 1000 │\n│ nDCG@10 │ 0.3943 │") == 0.3943
     assert agree.printed_value("{nDCG@10: 0.39433678}") == 0.39433678
     assert agree.printed_value("no number") is None
+
+
+# ------------------------------------------------------------------ issue 12: --quick-cli and --targets
+
+TABLE_HEADER = "| target | measured | target value | met? |"
+QUICK_TARGETS = ("`ranklens --help`", "`ranklens eval` toy", "vs trec_eval", "vs pytrec_eval")
+
+
+def _table(text: str) -> list[list[str]]:
+    """The rows of the target table in ``text``: the cells of each line after the header and rule."""
+    lines = text.splitlines()
+    start = lines.index(TABLE_HEADER)
+    assert lines[start + 1] == "|---|---|---|---|"
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert len(cells) == 4 and all(cells[:3]), line
+        rows.append(cells)
+    return rows
+
+
+def _no_trec_eval(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from bench import trec_eval_build
+
+    monkeypatch.setattr(trec_eval_build, "CACHE_DIR", tmp_path / "no-builds")
+    monkeypatch.delenv("TREC_EVAL", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
+    if tools.trec_eval_binary() is not None:
+        pytest.skip("a trec_eval binary is installed on PATH")
+
+
+def test_quick_cli_without_trec_eval_says_so_and_measures_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_trec_eval(monkeypatch, tmp_path)
+    out = tmp_path / "out"
+    run.main(["--quick-cli", "--shapes", "20x10", "--repeat", "1", "--quiet", "--data-dir", str(tmp_path / "d"), "--out-dir", str(out)])
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if "trec_eval" in line]
+    assert len(notes) == 1 and "missing" in notes[0] and "--trec-eval-src DIR" in notes[0]
+
+    rows = _table(captured.out)
+    assert len(rows) == len(QUICK_TARGETS)
+    for row, label in zip(rows, QUICK_TARGETS):
+        assert label in row[0]
+    trec_row = rows[2]
+    assert "trec_eval missing" in trec_row[1] and trec_row[3] == "n/a"
+    for row in (rows[0], rows[1], rows[3]):  # measured: a time, and a verdict (no timing is asserted)
+        assert " s" in row[1] and row[3] in {"yes", "**no**"}
+    data = json.loads((out / "quick_cli.json").read_text())
+    assert [t["target"] for t in data["targets"]] == [r[0] for r in rows]
+    assert _table((out / "quick_cli.md").read_text()) == rows
+
+
+def test_quick_cli_and_targets_with_a_fake_trec_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stand-in trec_eval (a script printing ranklens' value) on tiny shapes standing in for S, M, W, Mpq."""
+    _no_trec_eval(monkeypatch, tmp_path)
+    fake = tmp_path / "trec_eval"
+    ranklens_exe = tools.Ranklens().cli("", "")[0]
+    fake.write_text(f'#!/bin/sh\n# trec_eval -m ndcg_cut.10 QRELS RUN\nexec "{ranklens_exe}" eval "$3" "$4" -m nDCG@10\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("TREC_EVAL", str(fake))
+    common = ["--repeat", "1", "--quiet", "--no-warmup", "--data-dir", str(tmp_path / "d"), "--out-dir", str(tmp_path / "out")]
+
+    run.main(["--quick-cli", "--shapes", "20x10", *common])
+    rows = _table(capsys.readouterr().out)
+    assert [label in row[0] for row, label in zip(rows, QUICK_TARGETS)] == [True] * 4
+    assert all(row[3] in {"yes", "**no**"} for row in rows)  # every target measured, trec_eval included
+    assert "ranklens/trec_eval" in rows[2][1]
+
+    shapes = "20x10,30x5,20x10pq"  # the stand-ins for M, W and Mpq
+    measured = run.main(["--shapes", shapes, "--phases", "ndcg,cli", "--tools", TOOLS, *common])
+    assert measured and not [r for r in measured if r.failure or r.agreement.bad]
+    capsys.readouterr()
+    run.main(["--targets", "--shapes", shapes, *common])
+    rows = _table(capsys.readouterr().out)
+    assert len(rows) == len(QUICK_TARGETS) + 7
+    remaining = rows[len(QUICK_TARGETS) :]
+    assert not [r for r in remaining if r[3] not in {"yes", "**no**"}], remaining  # all measured here
+    expected = ("vs trec_eval", "peak RSS on 20x10 ", "peak RSS on 20x10pq", "on 30x5", "(Parquet) vs", "in-memory API", "`ranklens compare`")
+    for row, label in zip(remaining, expected):
+        assert label in row[0], (label, row)
+    assert (tmp_path / "out" / "targets.md").is_file()
+
+
+def test_trec_eval_src_must_be_a_source_tree(tmp_path: Path) -> None:
+    from bench import trec_eval_build
+
+    with pytest.raises(SystemExit, match="not a trec_eval source tree"):
+        trec_eval_build.build(tmp_path, tmp_path / "cache", log=False)
+    assert not (tmp_path / "cache").exists()
