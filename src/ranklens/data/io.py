@@ -47,11 +47,7 @@ from ranklens.data.readers import (
     Kind,
     check_text,
     column_roles,
-    delimited,
-    frames,
-    json_formats,
     no_rows,
-    parquet,
     qrels_kind,
     resolve_columns,
     to_qrels,
@@ -60,6 +56,14 @@ from ranklens.data.readers import (
 )
 from ranklens.data.run import Run
 from ranklens.errors import FormatError, did_you_mean
+
+
+def _reader(name: str) -> Any:
+    """A reader module of ``data/readers``, imported when a file of its format is first read or written
+    (pyarrow.csv and pyarrow.parquet cost tens of milliseconds a command that reads TREC text never needs)."""
+    import importlib
+
+    return importlib.import_module(f"ranklens.data.readers.{name}")
 
 __all__ = [
     "FORMATS", "format_of", "read_qrels", "read_run", "read_text_bytes", "run_columns_of", "write_qrels", "write_run",
@@ -138,7 +142,7 @@ def read_qrels(
     kind = qrels_kind(check_label_kind(labels))
     if not isinstance(source, (str, os.PathLike)):
         _refuse_coercions(source, kind, columns)
-        return frames.qrels_from_object(source, columns, labels=labels)
+        return _reader("frames").qrels_from_object(source, columns, labels=labels)
     mapping = column_roles(columns, QRELS, _display(source))
     display, fmt, data = _load(source, format)
     return to_qrels(_parse(data, fmt, display, kind, forced=format is not None, mapping=mapping), display, labels)
@@ -176,7 +180,7 @@ def read_run(
     """
     if not isinstance(source, (str, os.PathLike)):
         _refuse_coercions(source, RUN, columns)
-        return frames.run_from_object(source, name=name, columns=columns)
+        return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))
     display, fmt, data = _load(source, format)
     parsed = _parse(data, fmt, display, RUN, forced=format is not None, mapping=mapping)
@@ -199,11 +203,11 @@ def write_qrels(qrels: Qrels, path: PathLike, *, format: str | None = None) -> N
     writers: dict[str, Callable[[BinaryIO], None]] = {
         "trec": lambda out: trec.write_qrels(qrels, out, display),
         "msmarco": lambda out: trec.write_qrels(qrels, out, display, "\t"),
-        "json": lambda out: json_formats.write_json(qrels, out),
-        "jsonl": lambda out: json_formats.write_jsonl(qrels, out),
-        "csv": lambda out: delimited.write_delimited(qrels, out, ",", display),
-        "tsv": lambda out: delimited.write_delimited(qrels, out, "\t", display),
-        "parquet": lambda out: parquet.write_parquet(qrels, out),
+        "json": lambda out: _reader("json_formats").write_json(qrels, out),
+        "jsonl": lambda out: _reader("json_formats").write_jsonl(qrels, out),
+        "csv": lambda out: _reader("delimited").write_delimited(qrels, out, ",", display),
+        "tsv": lambda out: _reader("delimited").write_delimited(qrels, out, "\t", display),
+        "parquet": lambda out: _reader("parquet").write_parquet(qrels, out),
     }
     if fmt not in writers:
         raise FormatError(display, f"{fmt} is a run format; write MS MARCO qrels with format msmarco")
@@ -234,11 +238,11 @@ def write_run(run: Run, path: PathLike, *, format: str | None = None, tag: str |
         "msmarco": lambda out: trec.write_msmarco_run(run, out, display),
         "msmarco-rank": lambda out: trec.write_msmarco_run(run, out, display),
         "msmarco-score": lambda out: trec.write_msmarco_run(run, out, display, "score"),
-        "json": lambda out: json_formats.write_json(run, out),
-        "jsonl": lambda out: json_formats.write_jsonl(run, out),
-        "csv": lambda out: delimited.write_delimited(run, out, ",", display),
-        "tsv": lambda out: delimited.write_delimited(run, out, "\t", display),
-        "parquet": lambda out: parquet.write_parquet(run, out),
+        "json": lambda out: _reader("json_formats").write_json(run, out),
+        "jsonl": lambda out: _reader("json_formats").write_jsonl(run, out),
+        "csv": lambda out: _reader("delimited").write_delimited(run, out, ",", display),
+        "tsv": lambda out: _reader("delimited").write_delimited(run, out, "\t", display),
+        "parquet": lambda out: _reader("parquet").write_parquet(run, out),
     }
     _write(display, compressed, writers[fmt])
 
@@ -279,7 +283,7 @@ def _refuse_coercions(obj: object, kind: Kind, columns: ColumnMap | None) -> Non
     Tables (frames, Arrow) are checked by their column types in :func:`~ranklens.data.readers.table_columns`."""
     if not isinstance(obj, Mapping) or not obj:
         return
-    source = frames.source_name(obj)
+    source = _reader("frames").source_name(obj)
     if all(isinstance(docs, Mapping) for docs in obj.values()):  # {query_id: {doc_id: value}}
         for qid, docs in obj.items():
             problem = _python_id_problem(qid, "query id")
@@ -541,9 +545,9 @@ def _parse_format(
 ) -> Columns:
     """``forced``: the format was given (no sniffing); ``mapping``: from :func:`column_roles`."""
     if mapping is not None and fmt not in _NAMED_COLUMNS:
-        raise frames.no_names(display, f"a {fmt} file")
+        raise _reader("frames").no_names(display, f"a {fmt} file")
     if fmt == "parquet":
-        return parquet.read_parquet(data, display, kind, mapping=mapping)
+        return _reader("parquet").read_parquet(data, display, kind, mapping=mapping)
     data = cast(bytes, data)  # only Parquet is ever left as an open file
     if fmt in _TREC_LIKE:
         if kind.name == "qrels":
@@ -554,11 +558,11 @@ def _parse_format(
             return trec.read_qrels(data, display, labels="float" if kind.real_values else "int")
         return trec.read_run(data, display, layout=fmt if fmt != "trec" else "trec" if forced else "auto")
     if fmt == "json":
-        return json_formats.read_json(data, display, kind)
+        return _reader("json_formats").read_json(data, display, kind)
     if fmt == "jsonl":
-        return json_formats.read_jsonl(data, display, kind, mapping=mapping)
+        return _reader("json_formats").read_jsonl(data, display, kind, mapping=mapping)
     delimiter = "," if fmt == "csv" else "\t"
-    return delimited.read_delimited(data, display, kind, delimiter, mapping=mapping, sniff=not forced)
+    return _reader("delimited").read_delimited(data, display, kind, delimiter, mapping=mapping, sniff=not forced)
 
 
 def _display(source: PathLike) -> str:
