@@ -56,6 +56,9 @@ TIES_NOTE = "ranx breaks score ties its own way (the others: docid descending, a
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
+    # measure what a user's installation does: byte code cached after the untimed first run (a shell or CI
+    # that sets PYTHONDONTWRITEBYTECODE would otherwise make every timed process compile its sources)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     return env
 
