@@ -163,7 +163,7 @@ def evaluate_run_file(
     width = run_columns_of(path, run_format) if fmt == "trec" and stream is not False else 6
     if stream and width != 6:
         raise InputError(f"{path}: streaming reads 6-column TREC runs; this one has {width} columns (use --no-stream)")
-    if stream is not False and fmt == "trec" and width == 6 and columns is None:
+    if stream is not False and fmt == "trec" and width == 6 and columns is None and getattr(evaluator, "streamable", True):
         try:
             with hook(f"evaluating {os.path.basename(path)}", size) as update:
                 return evaluate_stream(evaluator, path, progress=update)

@@ -1,6 +1,6 @@
 """The two ways of matching (query, document) pairs give the same numbers.
 
-Small inputs are matched on interned ids (exact, no Polars import); from ``HASH_FROM_ROWS`` rows on, on
+Small inputs are matched on interned ids (exact, no Polars import); from ``HASH_FROM_ROWS`` rows on (the duplicate check from ``HASH_DUPLICATES_FROM_ROWS``), on
 64-bit hashes whose every match is confirmed on the strings. These tests force each path on the same
 data, and force hash collisions, so both stay correct whatever the size threshold is.
 """
@@ -38,7 +38,9 @@ def _modules() -> tuple[object, object]:
 def _force(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
     run_module, align_module = _modules()
     for module in (_hashing, run_module, align_module):
-        monkeypatch.setattr(module, "HASH_FROM_ROWS", rows)
+        for name in ("HASH_FROM_ROWS", "HASH_DUPLICATES_FROM_ROWS"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, rows)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

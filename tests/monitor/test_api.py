@@ -221,13 +221,14 @@ def test_pages_and_json_twins(server: ServerProcess, client: Any, project: str) 
         (f"/projects/{project}/alerts", f"/api/v1/projects/{project}/alerts"),
         ("/webhooks", "/api/v1/webhooks"),
     ]
+    auth = {"Authorization": f"Bearer {TOKEN}"}  # /webhooks (the delivery log) needs the token
     for page, twin in pages:
-        r = httpx.get(server.url + page)
+        r = httpx.get(server.url + page, headers=auth)
         assert r.status_code == 200, (page, r.text[:300])
         assert r.headers["content-type"].startswith("text/html")
         assert "default-src 'self'" in r.headers["content-security-policy"]
         assert f'href="{twin.replace("&", "&amp;")}"' in r.text, page
-        j = httpx.get(server.url + twin)
+        j = httpx.get(server.url + twin, headers=auth)
         assert j.status_code == 200 and j.headers["content-type"] == "application/json", twin
     ab = client.ab(project, "B", "A", "nDCG@10")
     assert ab["comparison"]["mean_difference"] == pytest.approx(0.05)

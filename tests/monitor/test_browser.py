@@ -114,7 +114,7 @@ def test_time_series_page(demo_server: ServerProcess, browser_context: Any, arti
     w = _open_with_charts(browser_context, url, 1, artifacts_dir / "series.png")
     try:
         traces = w.page.locator("div.chart .scatterlayer .trace")
-        assert traces.count() == 4  # two systems, the threshold line, the alert markers
+        assert traces.count() == 6  # two systems and their 95% bands, the threshold line, the alert markers
         assert w.page.locator("div.chart .legendtext", has_text="threshold >= 0.55").count() == 1
         assert w.page.locator("div.chart .legendtext", has_text="alerts").count() == 1
         points = w.page.locator("div.chart .scatterlayer .trace .points path")
@@ -149,6 +149,8 @@ def test_hostile_names_run_no_script(demo_server: ServerProcess, browser_context
     for i, path in enumerate(hostile_pages(p)):
         w = Watched(browser_context)
         try:
+            if path.startswith("/webhooks"):  # the webhook list needs the token (issue 13): send it, as a team member would
+                w.page.set_extra_http_headers({"Authorization": f"Bearer {demo_server.token}"})
             w.page.goto(demo_server.url + path, wait_until="load")
             if w.page.locator("div.chart").count():
                 w.page.wait_for_function("document.querySelectorAll('div.chart[data-rendered=\"true\"]').length >= 1", timeout=20_000)

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from .conftest import ServerProcess, eval_json
+from .conftest import TOKEN, ServerProcess, eval_json
 
 HOSTILE_PROJECT = "<img src=x onerror=alert('p')>&\"quoted\""
 HOSTILE_SYSTEM = "</script><script>alert('s')</script>"
@@ -46,7 +46,7 @@ def hostile_pages(p: str) -> list[str]:
 def test_hostile_names_are_escaped_everywhere(server: ServerProcess, client: Any) -> None:
     p = seed_hostile(client)
     for path in hostile_pages(p):
-        r = httpx.get(server.url + path)
+        r = httpx.get(server.url + path, headers={"Authorization": f"Bearer {TOKEN}"})  # /webhooks needs it
         assert r.status_code == 200, (path, r.text[:500])
         text = r.text
         for bad in MARKUP:

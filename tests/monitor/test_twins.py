@@ -46,8 +46,8 @@ def app_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from ranklens.monitor.app import Settings, create_app
 
     db = tmp_path_factory.mktemp("twins") / "twins.db"
-    app = create_app(Settings(db_url=f"sqlite:///{db}", token=TOKEN, run_worker=False))
-    with TestClient(app) as c:
+    app = create_app(Settings(db_url=f"sqlite:///{db}", token=TOKEN, run_worker=False, webhook_allow=["127.0.0.1:9"]))
+    with TestClient(app, headers=AUTH) as c:  # the token: /webhooks (the delivery log) always needs it
         _seed(c)
         yield c
 

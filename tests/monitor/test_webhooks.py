@@ -13,7 +13,23 @@ from typing import Any
 
 import pytest
 
-from .conftest import ServerProcess
+from .conftest import ServerProcess, make_db_url
+
+# webhooks to loopback are refused unless the operator allows them (issue 13): these receivers listen on
+# 127.0.0.1 with a free port, so the servers here allow 127.0.0.1 on any port
+ALLOW_LOOPBACK = ["--webhook-allow", "127.0.0.1:*"]
+
+
+@pytest.fixture(scope="module")
+def server(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    url, pg = make_db_url(backend, tmp_path_factory.mktemp(f"webhook-server-{backend}"))
+    srv = ServerProcess(url, args=ALLOW_LOOPBACK).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+        if pg is not None:
+            pg.drop()
 
 
 class Receiver:
@@ -134,7 +150,8 @@ def test_unreachable_webhook_is_retried_then_failed(tmp_path: Any) -> None:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    srv = ServerProcess(f"sqlite:///{tmp_path / 'w.db'}", env={"RANKLENS_WEBHOOK_MAX_ATTEMPTS": "3", "RANKLENS_WEBHOOK_BACKOFF": "0.1"}).start()
+    srv = ServerProcess(f"sqlite:///{tmp_path / 'w.db'}", env={"RANKLENS_WEBHOOK_MAX_ATTEMPTS": "3", "RANKLENS_WEBHOOK_BACKOFF": "0.1"},
+                        args=ALLOW_LOOPBACK).start()
     try:
         with srv.client() as client:
             hook = client.add_webhook(f"http://127.0.0.1:{port}/hook")

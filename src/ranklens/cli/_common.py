@@ -104,7 +104,7 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
 #: the options of :func:`policy_options` that are :class:`EvalPolicy` fields of the same name
 _POLICY_FIELDS = (
     "missing", "negative", "judged_only", "max_docs", "rel_level", "qrels_format", "run_format", "qrels_columns",
-    "run_columns",
+    "run_columns", "train", "items", "exclude_seen", "empty", "aggregate",
 )
 
 
@@ -183,6 +183,33 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             callback=_column_map("run"),
             metavar="query=COL,doc=COL,score=COL",
             help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet).",
+        ),
+        click.option(
+            "--train",
+            type=click.Path(dir_okay=False),
+            help="Training interactions (user, item[, weight, timestamp]; any input format, columns named as in "
+            "qrels) for the recommender measures: Novelty, ARP, Serendipity, Coverage, Gini (docs/recsys.md).",
+        ),
+        click.option(
+            "--items",
+            type=click.Path(dir_okay=False),
+            help="The item catalog (item[, category][, numeric features]) for ILD and the catalog of Coverage/Gini.",
+        ),
+        click.option(
+            "--exclude-seen",
+            is_flag=True,
+            help="Drop from each user's list the items the user has in --train before computing (a note counts them).",
+        ),
+        click.option(
+            "--empty",
+            type=click.Choice(["skip", "zero", "one"]),
+            help="Users with no relevant test item: skip them, or score their relevance measures 0 or 1 "
+            "(default: each measure's own value).",
+        ),
+        click.option(
+            "--aggregate",
+            type=click.Choice(["mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max"]),
+            help="How per-user values of the measures with agg= combine (default mean; per measure: Novelty(agg=median)@10).",
         ),
         click.option(
             "--plugin",

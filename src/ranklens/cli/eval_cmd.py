@@ -40,6 +40,12 @@ if TYPE_CHECKING:
     help="A query → segment file ('query_id segment' lines, CSV/TSV with a header, or JSON): the value of "
     "every segment as well as overall (-f table or json).",
 )
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Also show a 95% bootstrap confidence interval of the mean of every per-query measure (10,000 "
+    "resamples of the queries, seed 0; -f table).",
+)
 @name_option
 @click.option("--quiet", is_flag=True, help="No progress display and no notes about skipped queries or rows.")
 @click.option(
@@ -48,6 +54,9 @@ if TYPE_CHECKING:
     help="Read TREC runs in blocks with bounded memory; needs each query's rows together (how run files "
     "are written). Default: stream TREC runs, and load the file whole if its queries are not grouped.",
 )
+@click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
+              help="memory, or spark: evaluate on Apache Spark (pip install 'ranklens[spark]'), same numbers.")
+@click.option("--spark-master", default="local[2]", show_default=True, help="Spark master URL for --engine spark.")
 @policy_options
 def command(
     qrels: str,
@@ -57,9 +66,12 @@ def command(
     fmt: str,
     output: str | None,
     segments: str | None,
+    ci: bool,
     names: tuple[str, ...],
     quiet: bool,
     stream: bool | None,
+    engine: str,
+    spark_master: str,
     policy: EvalPolicy,
 ) -> None:
     """Evaluate one or more RUNs against QRELS.
@@ -79,8 +91,20 @@ def command(
     from ranklens.evaluation import evaluate_files, segment_notes
 
     named = named_runs(runs, names)
+    if ci and (output or fmt != "table"):
+        raise InputError("--ci is shown with -f table")
     if segments and (output or fmt not in ("table", "json")):
         raise InputError("--segments is shown with -f table or -f json (write per-query values for the rest)")
+    if engine == "spark":  # the same FileEvaluation, computed on Spark
+        import functools
+        import importlib.util
+
+        if importlib.util.find_spec("pyspark") is None:
+            click.echo("--engine spark needs pyspark: pip install 'ranklens[spark]'", err=True)
+            raise SystemExit(2)
+        from ranklens.spark import evaluate_files as on_spark
+
+        evaluate_files = functools.partial(on_spark, master=spark_master)  # type: ignore[assignment]
     results = evaluate_files(
         qrels, named, measures or DEFAULT_MEASURES, policy, stream=stream, progress=progress_hook(wanted(quiet)),
         on_note=None if quiet else echo_note,
@@ -97,6 +121,19 @@ def command(
         for note in () if quiet else segment_notes(results, segment_of):
             echo_note(note)
     click.echo(render(results, fmt, per_query=per_query, meta=meta, segments=segment_of), nl=False)
+    if ci:
+        _echo_intervals(results)
+
+
+def _echo_intervals(results: list[Any]) -> None:
+    from ranklens.results.intervals import mean_intervals
+
+    for r in results:
+        click.echo(f"{r.run}: 95% bootstrap CI of the mean (10,000 resamples over queries):")
+        for i in mean_intervals(r):
+            click.echo(f"  {i.measure}: {i.mean:.4f} [{i.low:.4f}, {i.high:.4f}] (n={i.n})")
+        if r.system:
+            click.echo(f"  (system-level, no interval: {', '.join(r.system)})")
 
 
 def _write(results: list[Any], path: Path, fmt: str, per_query: bool, meta: dict[str, Any]) -> None:

@@ -28,7 +28,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rag": ("ranklens.cli.rag_cmd", "command", "RA-nWG@K, N-Recall, Harm, PROC and %PROC of RAG context sets."),
     "serve": ("ranklens.cli.serve_cmd", "command", "Run the monitoring service and dashboard (http://127.0.0.1:8000)."),
     "push": ("ranklens.cli.push_cmd", "command", "Push `ranklens eval --format json` results to a monitor server."),
+    "rules": ("ranklens.cli.rules_cmd", "command", "Manage a monitor project's rules: add (or --file rules.toml), list, edit, disable; headline measure."),
     "demo-monitor": ("ranklens.cli.demo_monitor_cmd", "command", "Seed a monitor database with 90 days of demo history."),
+    "judge": ("ranklens.cli.judge_cmd", "command", "Relevance labels from an LLM or offline embedding judge: pairs, run, calibrate."),
+    "synth": ("ranklens.cli.synth_cmd", "command", "Synthetic evaluation queries from a document collection via an LLM, round-trip filtered."),
 }
 
 

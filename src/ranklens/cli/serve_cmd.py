@@ -18,11 +18,21 @@ from ranklens.errors import MissingDependencyError
 @click.option("--token", envvar="RANKLENS_TOKEN", help="Token that writes must send ($RANKLENS_TOKEN). "
               "If unset, one is generated and printed.")
 @click.option("--protect-reads", is_flag=True, default=None, help="Reading needs the token too ($RANKLENS_PROTECT_READS=1).")
+@click.option("--webhook-allow", "webhook_allow", multiple=True, metavar="HOST:PORT",
+              help="Allow webhooks to this host and port although it is not a public address (repeatable; HOST:* "
+              "for any port; also $RANKLENS_WEBHOOK_ALLOW, comma-separated). For local testing, e.g. 127.0.0.1:9000.")
 @click.option("--demo", is_flag=True, help="Seed the demo project first if the database has no project.")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def command(
-    db_url: str | None, host: str, port: int, token: str | None, protect_reads: bool | None, demo: bool, log_level: str
+    db_url: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    protect_reads: bool | None,
+    webhook_allow: tuple[str, ...],
+    demo: bool,
+    log_level: str,
 ) -> None:
     """Run the monitoring service: the /api/v1 ingest API and the dashboard at /.
 
@@ -30,6 +40,7 @@ def command(
     Examples:
       ranklens serve                                  # SQLite file ./ranklens-monitor.db
       ranklens serve --demo                           # with 90 days of demo history
+      ranklens serve --webhook-allow 127.0.0.1:9000   # let webhooks reach a local receiver
       RANKLENS_TOKEN=s3cret ranklens serve --db postgresql://ranklens@localhost/ranklens
     """
     try:
@@ -47,6 +58,13 @@ def command(
         if seed_if_empty(url):
             click.echo("seeded the demo project 'demo-search' (90 days, 2 systems)", err=True)
     settings = Settings.from_env(db_url=url, token=token or None, protect_reads=protect_reads)
+    settings.webhook_allow = [*settings.webhook_allow, *webhook_allow]
+    try:
+        from ranklens.monitor.ssrf import TargetPolicy
+
+        TargetPolicy.from_allow(settings.webhook_allow)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--webhook-allow") from None
     generated = not settings.token
     if generated:
         import secrets

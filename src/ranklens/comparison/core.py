@@ -17,7 +17,9 @@ from ranklens.comparison.evaluation import evaluate_runs, resolve_baseline
 from ranklens.comparison.inputs import load_costs, load_segments, segment_counts
 from ranklens.comparison.pairing import pair_results
 from ranklens.comparison.pareto import ParetoPoint, pareto_points
-from ranklens.comparison.rows import ComparisonRow, Plan, QueryDelta, SummaryRow, compare_segment, correct, summary_rows
+from ranklens.comparison.rows import (
+    ComparisonRow, Plan, QueryDelta, SummaryRow, compare_segment, correct, is_system, summary_rows, system_rows,
+)
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.results.core import Results
@@ -273,6 +275,9 @@ def compare(
 
     rows: list[ComparisonRow] = []
     for m in mnames:
+        if is_system(m):
+            rows.extend(system_rows(results, pairs, m, notes))
+            continue
         for scope in (None, "segments"):
             scope_segments: list[str | None] = [None] if scope is None else list(seg_names)
             family: list[ComparisonRow] = []

@@ -139,6 +139,11 @@ def compare_segment(
             xs, xb = pairing.a, pairing.b
             if segment is None:
                 _note(notes, pairing.swapped().dropped_note(b, s))
+            na = np.isnan(xs) | np.isnan(xb)
+            if na.any():  # a measure NA on some queries (Novelty, ILD, AUC …): paired on the queries both define
+                xs, xb = xs[~na], xb[~na]
+                where = "" if segment is None else f" in segment {segment!r}"
+                _note(notes, f"{b} vs {s} on {measure}{where}: {int(na.sum())} quer{'y' if na.sum() == 1 else 'ies'} NA in either system left out of the pairing")
         if xs.size == 0:
             if segment is None:  # a comparison over no query is an error, never a NaN or a silent gap
                 raise InputError(
@@ -156,6 +161,31 @@ def compare_segment(
             xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
         )
         rows.append(_row(b, s, measure, segment, xb, xs, p, plan.test, interval))
+    return rows
+
+
+def is_system(measure: str) -> bool:
+    """True for a system-level measure (one value per run: ``Coverage@10``), which has no paired test."""
+    from ranklens.measures import parse
+
+    m = parse(measure)
+    return m.family.is_system(m)
+
+
+def system_rows(results: Mapping[str, Results], pairs: list[tuple[str, str]], measure: str, notes: list[str]) -> list[ComparisonRow]:
+    """The rows of a system-level measure: the two runs' values and their difference, without a p-value,
+    an interval or wins/ties/losses (there are no per-query values to pair), and a note saying so."""
+    _note(notes, f"{measure} is a system-level measure (one value per run): shown without a p-value or interval")
+    rows = []
+    for b, s in pairs:
+        mb, ms = float(results[b][measure]), float(results[s][measure])
+        diff = ms - mb
+        rows.append(ComparisonRow(
+            baseline=b, system=s, measure=measure, segment=None, n=0, mean_baseline=mb, mean_system=ms, diff=diff,
+            rel_diff=diff / mb if mb != 0 else math.nan, ci_low=math.nan, ci_high=math.nan, ci_method="none",
+            p_value=math.nan, p_value_adjusted=math.nan, test="none (system-level)", effect_size=math.nan,
+            wins=0, ties=0, losses=0, significant=False,
+        ))
     return rows
 
 
@@ -255,8 +285,13 @@ def summary_rows(
     for seg in [None, *seg_names]:
         common = common_queries(results, segment_of, seg)
         for m in measures:
+            system = is_system(m)
             for name, res in results.items():
+                if system:  # one value per run: over all queries only
+                    out.append(SummaryRow(name, m, seg, len(res.query_ids), float(res[m]) if seg is None else math.nan))
+                    continue
                 vals = values_of(res, m, common)
+                vals = vals[~np.isnan(vals)]
                 out.append(SummaryRow(name, m, seg, len(common), float(vals.mean()) if vals.size else math.nan))
     return out
 

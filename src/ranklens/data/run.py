@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, to_numpy
-from ranklens.data._hashing import HASH_FROM_ROWS, has_repeats, pair_keys, string_hash
+from ranklens.data._hashing import HASH_DUPLICATES_FROM_ROWS, has_repeats, pair_keys, string_hash
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError
@@ -113,8 +114,13 @@ class Run:
             raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
         qcodes, qvocab = intern_sorted(qarr)
         run = cls(qvocab, qcodes, darr, sc, name, source)
-        if len(darr) < HASH_FROM_ROWS or has_repeats(pair_keys(qcodes, run.doc_hash)):
-            # small: check on the exact ids; big: a hash says "maybe", then confirm (and locate) on the exact ids
+        if len(darr) < HASH_DUPLICATES_FROM_ROWS:
+            # small: exact, on unsorted dictionary codes (no string sort, no Polars)
+            encoded = pc.dictionary_encode(darr)
+            codes = to_numpy(encoded.indices).astype(np.int64)
+            _check_duplicates(qcodes, codes, qarr, darr, source, line_numbers, len(encoded.dictionary))
+        elif has_repeats(pair_keys(qcodes, run.doc_hash)):
+            # big: a hash says "maybe", then confirm (and locate) on the exact ids
             _check_duplicates(qcodes, run.doc, qarr, darr, source, line_numbers, len(run.doc_ids))
         return run
 

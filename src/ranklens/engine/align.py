@@ -212,7 +212,7 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     labels: np.ndarray = np.full(rows.size, NONPOOL, dtype=_label_dtype(qlabel))
     if rows.size == 0 or len(qrels) == 0:
         return labels
-    if rows.size + len(qrels) < HASH_FROM_ROWS:
+    if len(run.docs) + len(qrels) < HASH_FROM_ROWS:  # the exact join interns every run row and the qrels' docs
         return _labels_exact(qrels, qlabel, run, rows, rq)
     import polars as pl
 

@@ -11,7 +11,7 @@ import numpy as np
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.align import AlignReport, Negative, QuerySet, align
-from ranklens.engine.kernels import kernel_for
+from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import RankedLists
@@ -44,6 +44,15 @@ class Evaluator:
         qrels_columns, run_columns: ``{column name: role}`` for qrels and runs given as files or tables
             with named columns (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``;
             :func:`ranklens.read_qrels` ``columns=``); ``run_columns`` applies to every run evaluated.
+        train: training interactions (a path, frame, dict ``{user: [items]}`` or
+            :class:`~ranklens.data.interactions.Interactions`) for the recommender measures (Novelty, ARP,
+            Serendipity, Coverage, Gini); read once, columns found as in qrels or named by ``train_columns``.
+        items: the item catalog (category or numeric features) for ILD, and the catalog of Coverage/Gini.
+        exclude_seen: drop from each user's list the items that user has in ``train`` before anything
+            is computed (a note counts the rows dropped).
+        empty: users with no relevant test item: ``None`` (default: each measure's own value), ``"skip"``
+            (left out of the per-user measures), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
+        aggregate: default ``agg=`` of the measures that take one (``"median"``, ``"p90"`` …).
         policy: all of the above as one :class:`~ranklens.engine.policy.EvalPolicy` (its formats are used
             for qrels and runs given as paths), instead of the keywords: a keyword given a value other
             than its default next to ``policy=`` is an error.
@@ -68,13 +77,20 @@ class Evaluator:
         qrels_columns: Mapping[str, str] | None = None,
         run_columns: Mapping[str, str] | None = None,
         policy: EvalPolicy | None = None,
+        train: Any = None,
+        items: Any = None,
+        exclude_seen: bool = False,
+        empty: str | None = None,
+        aggregate: str | None = None,
+        train_columns: Mapping[str, str] | None = None,
     ) -> None:
         keywords = dict(
             missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level,
-            labels=labels, qrels_columns=qrels_columns, run_columns=run_columns,
+            labels=labels, qrels_columns=qrels_columns, run_columns=run_columns, train=train, items=items,
+            exclude_seen=exclude_seen, empty=empty, aggregate=aggregate, train_columns=train_columns,
         )
         if policy is not None:
-            both = [k for k, v in keywords.items() if v != getattr(_DEFAULT, k)]
+            both = [k for k, v in keywords.items() if _given(v, getattr(_DEFAULT, k))]
             if both:
                 raise InputError(f"give the policy once: policy= or keywords, not both (also given: {', '.join(both)})")
             rel_level = policy.rel_level
@@ -84,6 +100,8 @@ class Evaluator:
         #: the evaluation policy (as given; :meth:`options` records it with the kind of the qrels read)
         self.policy: EvalPolicy = policy if policy is not None else EvalPolicy(**keywords)  # type: ignore[arg-type]
         p = self.policy
+        self._side = _SideTables(p, self.measures)
+        self.measures = self._side.measures
         self.qrels: Qrels = _as_qrels(qrels, p.qrels_columns, p.labels, p.qrels_format)
         self.labels = self.qrels.label_kind
         self.rel_level = p.rel_level
@@ -140,7 +158,12 @@ class Evaluator:
             by_order.setdefault(order, []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
         notes: list[str] = list(r.notes)
+        side = self._side
+        if side.active:
+            r = side.before_align(r, notes)
         query_ids: tuple[str, ...] = ()
+        system: dict[int, float] = {}
+        has_relevant: np.ndarray | None = None
         self.last_report: AlignReport | None = None
         for order, idx in by_order.items():
             lists, report = self._align(r, order)
@@ -149,14 +172,28 @@ class Evaluator:
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
+            wanted = [self.measures[j] for j in idx]
+            inputs = side.inputs(lists, wanted, notes) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
+            if side.empty is not None:
+                has_relevant = lists.num_relevant(self.rel_level if self.rel_level is not None else 1) > 0
             for j in idx:
-                columns[j] = absent_scored_zero(
-                    kernel_for(self.measures[j])(lists, self.measures[j]), self.measures[j], report.absent
-                )
+                m = self.measures[j]
+                value = kernel_for(m, inputs, side.available)(lists, m)
+                if m.family.is_system(m):
+                    system[j] = float(value)
+                    value = np.full(lists.num_queries, np.nan)
+                columns[j] = absent_scored_zero(value, m, report.absent)
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
-        return assemble(r.name, self.measures, query_ids, values, notes, self.options())
+        if has_relevant is not None:
+            query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
+        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system)
+
+    @property
+    def streamable(self) -> bool:
+        """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
+        return not self._side.active and not any(m.family.is_system(m) for m in self.measures)
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
@@ -254,6 +291,128 @@ def _ties(m: Measure) -> str:
 
 
 _DEFAULT = EvalPolicy()
+
+
+def _given(value: Any, default: Any) -> bool:
+    """A keyword given a value other than its default (side tables may be frames: never compared)."""
+    if value is default:
+        return False
+    if isinstance(value, (str, int, float, bool)) and not isinstance(value, np.ndarray):
+        return bool(value != default)
+    return True
+
+
+class _SideTables:
+    """The recommender side of an Evaluator: training interactions and item catalog read once, the
+    exclude-seen protocol, the empty-user policy and the default aggregate."""
+
+    def __init__(self, p: EvalPolicy, measures: tuple[Measure, ...]) -> None:
+        from ranklens.measures.recsys import AGGREGATES
+
+        self.empty = p.empty
+        self.exclude_seen = p.exclude_seen
+        if p.aggregate is not None:
+            if p.aggregate not in AGGREGATES:
+                raise InputError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {p.aggregate!r}")
+            measures = tuple(m.with_defaults(agg=p.aggregate) for m in measures)
+        self.measures = measures
+        self.train = self.catalog = None
+        self.notes: list[str] = []
+        if p.train is not None or p.items is not None:
+            from ranklens.data.interactions import check_known, read_catalog, read_interactions
+
+            if p.train is not None:
+                self.train = read_interactions(p.train, columns=p.train_columns)
+                self.notes += [f"{self.train.source}: {n}" for n in self.train.notes]
+            if p.items is not None:
+                self.catalog = read_catalog(p.items)
+            check_known(self.train, self.catalog)
+        available = []
+        if self.train is not None:
+            available.append("train")
+        if self.catalog is not None:
+            available.append("items")
+        if available:
+            available.append("catalog")
+        self.available = tuple(available)
+        for m in measures:
+            reason = m.family.unavailable(m, self.available)
+            if reason is not None and set(m.family.needs) & {"train", "items", "catalog"}:
+                from ranklens.errors import MeasureError
+
+                raise MeasureError(reason)
+        self.active = bool(available) or self.exclude_seen
+
+    def before_align(self, r: Run, notes: list[str]) -> Run:
+        for n in self.notes:
+            if n not in notes:
+                notes.append(n)
+        if self.exclude_seen and self.train is not None:
+            from ranklens.data.interactions import drop_seen
+
+            total = len(r)
+            r, dropped = drop_seen(r, self.train)
+            notes.append(
+                f"exclude-seen: dropped {dropped:,} of {total:,} recommended rows whose item the user has in "
+                "the training data"
+            )
+        return r
+
+    def inputs(self, lists: RankedLists, measures: Sequence[Measure], notes: list[str]) -> Any:
+        from ranklens.data._intern import intern_sorted, lookup
+        from ranklens.engine.kernels.recsys import RecsysInputs, recsys_notes
+
+        t, c = self.train, self.catalog
+        # lists.doc_ids holds the id of every run row: intern them once, so equal items share one code
+        key, vocab = intern_sorted(lists.doc_ids)
+        fields: dict[str, Any] = {"doc_key": key, "num_keys": len(vocab)}
+        if t is not None:
+            fields.update(
+                num_users=t.num_users, item_users=t.item_users(), doc_item=lookup(vocab, t.items)[key],
+                query_user=lookup(lists.query_ids, t.users), train_user=t.user, train_item=t.item,
+                catalog_size=len(t.items),
+            )
+            fields["doc_catalog"] = fields["doc_item"]
+        if c is not None:
+            fields.update(
+                doc_attr=lookup(vocab, c.items)[key], category=c.category, features=c.features,
+                catalog_size=len(c.items),
+            )
+            fields["doc_catalog"] = fields["doc_attr"]
+            if t is not None:
+                fields["item_attr"] = lookup(t.items, c.items)
+        side = RecsysInputs(**fields)
+        for n in recsys_notes(lists, measures, side):
+            if n not in notes:
+                notes.append(n)
+        return side
+
+    def apply_empty(
+        self, query_ids: tuple[str, ...], values: np.ndarray, has_relevant: np.ndarray, notes: list[str]
+    ) -> tuple[tuple[str, ...], np.ndarray]:
+        from ranklens.measures.recsys import LABEL_FREE
+
+        empty = ~has_relevant
+        count = int(empty.sum())
+        n = len(query_ids)
+        if self.empty == "skip":
+            keep = np.flatnonzero(has_relevant)
+            notes.append(
+                f"empty=skip: {count:,} of {n:,} users with no relevant test item left out of the per-user "
+                "measures (system-level measures count every user's list)"
+            )
+            return tuple(query_ids[i] for i in keep), values[keep, :]
+        fill = 0.0 if self.empty == "zero" else 1.0
+        out = values.copy()
+        for j, m in enumerate(self.measures):
+            if m.family.is_system(m) or m.name in LABEL_FREE or m.family.aggregate == "sum":
+                continue
+            out[empty, j] = fill
+        notes.append(
+            f"empty={self.empty}: {count:,} of {n:,} users with no relevant test item score {fill:g} on the "
+            "relevance measures"
+        )
+        return query_ids, out
 
 
 def _as_qrels(

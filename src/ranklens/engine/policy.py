@@ -36,6 +36,13 @@ class EvalPolicy:
         labels: ``"int"``, ``"float"`` or ``None`` (read integers; keep the kind of a given Qrels).
         qrels_format, run_format: input formats of qrels and run files (default: by extension).
         qrels_columns, run_columns: ``{column name: role}`` of files and tables with named columns.
+        train: the training interactions of recommender measures (a path, frame, dict or
+            :class:`~ranklens.data.interactions.Interactions`); ``train_columns`` names their columns.
+        items: the item catalog (a path, frame, dict or :class:`~ranklens.data.interactions.Catalog`).
+        exclude_seen: drop from each user's list the items that user has in ``train`` first.
+        empty: users with no relevant test item: ``None`` (as without the option: every measure's own
+            value), ``"skip"`` (left out), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
+        aggregate: the default ``agg=`` of the measures that take one (``mean``, ``median``, ``p90`` …).
 
     >>> import ranklens
     >>> policy = EvalPolicy(missing="zero", max_docs=100)
@@ -58,6 +65,12 @@ class EvalPolicy:
     run_format: str | None = None
     qrels_columns: Mapping[str, str] | None = None
     run_columns: Mapping[str, str] | None = None
+    train: Any = None
+    items: Any = None
+    exclude_seen: bool = False
+    empty: str | None = None
+    aggregate: str | None = None
+    train_columns: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         missing = _MISSING.get(self.missing) if isinstance(self.missing, str) else None
@@ -70,13 +83,22 @@ class EvalPolicy:
             raise InputError(f"max_docs must be a positive integer, got {self.max_docs}")
         if self.labels is not None and self.labels not in ("int", "float"):
             raise InputError(f"labels must be 'int' or 'float'; got {self.labels!r}")
-        for name in ("qrels_columns", "run_columns"):
+        if self.empty is not None and self.empty not in ("skip", "zero", "one"):
+            raise InputError(f"empty-user policy must be skip, zero or one; got {self.empty!r}")
+        if self.exclude_seen and self.train is None:
+            raise InputError("exclude_seen needs the training interactions: train= (Python) or --train FILE")
+        for name in ("qrels_columns", "run_columns", "train_columns"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, dict(value))  # a copy: the caller's dict may change later
 
     def __hash__(self) -> int:
-        return hash(tuple(frozenset(v.items()) if isinstance(v, Mapping) else v for v in dataclasses.astuple(self)))
+        fields = (getattr(self, f.name) for f in dataclasses.fields(self))
+        return hash(tuple(
+            frozenset(v.items()) if isinstance(v, Mapping) and all(isinstance(x, str) for x in v.values())
+            else v if v is None or isinstance(v, (str, int, float, bool)) else id(v)
+            for v in fields
+        ))
 
     @property
     def query_set(self) -> str:
@@ -93,6 +115,8 @@ class EvalPolicy:
             "judged_only": self.judged_only,
             "max_docs": self.max_docs,
             **({"labels": "float"} if kind == "float" else {}),
+            **({"exclude_seen": True} if self.exclude_seen else {}),
+            **({"empty": self.empty} if self.empty is not None else {}),
         }
 
     @classmethod

@@ -184,12 +184,29 @@ def _check_bound(rule: Rule, segment: str | None, run: Any, segment_of: dict[str
 
     if n == 0:  # a check over nothing must not pass a gate
         return check(math.nan, "fail", f"{head}: no evaluated query")
-    mean = float(values.mean())
+    mean = _value(run, rule.measure, values)
+    if mean is None:
+        return check(math.nan, "fail", f"{head}: {rule.measure} is system-level (one value per run), not computed per segment")
     if bound_holds(rule.op, mean, rule.threshold):
         return check(mean, "pass", f"{head}: {mean:.4f} (n={n})")
     if rule.kind == "min":
         return check(mean, "fail", f"{head}: {mean:.4f} is {rule.threshold - mean:.4f} below the minimum (n={n})")
     return check(mean, "fail", f"{head}: {mean:.4f} is {mean - rule.threshold:.4f} above the maximum (n={n})")
+
+
+def _value(run: Any, measure: str, values: Any) -> float | None:
+    """The value a bound checks: the mean of the per-query values, or for a system-level measure its
+    value on the run (None on a segment), or for a measure that takes ``agg=`` (the recommender measures,
+    which also leave NA users out) its own aggregate."""
+    from ranklens.measures import parse
+    from ranklens.results.core import aggregate
+
+    m = parse(measure)
+    if m.family.is_system(m):
+        return float(run[measure]) if len(values) == len(run.query_ids) else None
+    if any(p.name == "agg" for p in m.family.params):  # (other measures: the plain mean, as always)
+        return aggregate(m, values)
+    return float(values.mean())
 
 
 def _check_drop(rule: Rule, segment: str | None, comparison: Any, alpha: float | None, total: int) -> Check:

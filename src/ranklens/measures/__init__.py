@@ -18,6 +18,10 @@ from ranklens.measures.diversity import DIVERSITY_FAMILIES  # noqa: E402
 
 for _family in DIVERSITY_FAMILIES:
     register(_family)
+from ranklens.measures.recsys import RECSYS_FAMILIES  # noqa: E402
+
+for _family in RECSYS_FAMILIES:
+    register(_family)
 
 nDCG = get_family("nDCG")
 DCG = get_family("DCG")

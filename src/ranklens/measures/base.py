@@ -8,7 +8,7 @@ are computed: kernels live in :mod:`ranklens.engine.kernels`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -122,7 +122,11 @@ def _coerce_gain(value: Any, where: str) -> str | GainMap:
 
 
 #: what each entry of :attr:`Family.needs` stands for, in messages
-_INPUTS = {"intents": "intent-level qrels (qid intent docid rel)"}
+_INPUTS = {
+    "intents": "intent-level qrels (qid intent docid rel)",
+    "train": "the training interactions (train= in Python, --train FILE)",
+    "items": "the item catalog with features (items= in Python, --items FILE)",
+}
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,10 @@ class Family:
     qrels); the engine cannot compute such a measure and says where it is computed (``computed_by``)"""
     computed_by: str = ""
     """for a measure with ``needs``: where it is computed, with ``{m}`` standing for the measure"""
+    system: Callable[[Measure], bool] | None = field(default=None, compare=False)
+    """a system-level measure (one value per run, no value per query: Coverage, Gini …): returns True for
+    the measures of this family that are (``AUC(pooled=true)``); None = always per query. See
+    :meth:`is_system`."""
 
     def rows_read(self, m: Measure) -> int | None:
         """The deepest rank ``m`` (a measure of this family) reads, or None when it reads the whole ranking.
@@ -164,11 +172,18 @@ class Family:
             deepest = max(deepest, int(self.reads_deeper(m)))
         return deepest
 
-    def unavailable(self, m: Measure) -> str | None:
-        """Why ``m`` cannot be computed from document-level qrels and a run (its ``needs``), or None."""
-        if not self.needs:
+    def is_system(self, m: Measure) -> bool:
+        """True when ``m`` has one value per run and none per query (a system-level measure)."""
+        return self.system is not None and bool(self.system(m))
+
+    def unavailable(self, m: Measure, available: Iterable[str] = ()) -> str | None:
+        """Why ``m`` cannot be computed from document-level qrels, a run and the ``available`` side inputs
+        (``"train"``, ``"items"``): the ``needs`` it lacks, or None."""
+        given = set(available)
+        lacking = [need for need in self.needs if need not in given]
+        if not lacking:
             return None
-        what = ", ".join(_INPUTS.get(need, need) for need in self.needs)
+        what = ", ".join(_INPUTS.get(need, need) for need in lacking)
         where = self.computed_by.format(m=m)
         return f"{m} needs {what}" + (f": use {where}" if where else "")
 

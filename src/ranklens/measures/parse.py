@@ -172,7 +172,13 @@ def _language(src: str, text: str) -> Measure:
             hint = " (separate several measures with spaces: -m nDCG@10 AP)" if "," in rest else ""
             raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'{hint}")
         cutoff = int(rest[1:])
+    if cutoff is None and not preset and name.lower() in NO_CUTOFF_TWINS:
+        family = get_family(NO_CUTOFF_TWINS[name.lower()])  # 'f1': ranx's set F1; 'F1@10' is F1@k
     return Measure.build(family, params, cutoff)
+
+
+#: names that mean another family when written without a cutoff
+NO_CUTOFF_TWINS = {"f1": "SetF"}
 
 
 def _matching_paren(src: str, start: int, text: str) -> int:

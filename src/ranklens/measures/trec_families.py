@@ -226,7 +226,6 @@ FAMILIES: tuple[Family, ...] = (
         "(trec_eval set_F, whose parameter is β²).",
         params=(Param("beta2", "float", 1.0, "β², the weight of recall relative to precision", minimum=0.0), REL),
         cutoff="none",
-        aliases=("f1",),
         reference="van Rijsbergen, Information Retrieval, 1979",
         example="SetF, SetF(beta2=0.25)",
     ),

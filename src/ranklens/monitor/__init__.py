@@ -18,14 +18,9 @@ Start it with ``ranklens serve`` (``make dashboard`` seeds the demo first); push
 
 from __future__ import annotations
 
-from typing import Any
+from ranklens._lazy import lazy_names
 
 __all__ = ["MonitorClient"]  # the web app is the face: ranklens.monitor.app.create_app
 
 
-def __getattr__(name: str) -> Any:  # lazy: importing ranklens.monitor stays cheap
-    if name == "MonitorClient":
-        from ranklens.monitor.client import MonitorClient
-
-        return MonitorClient
-    raise AttributeError(name)
+__getattr__, __dir__ = lazy_names(__name__, {"MonitorClient": "ranklens.monitor.client"}, globals())  # stays cheap

@@ -1,15 +1,17 @@
 """The monitoring web application (FastAPI): the ``/api/v1`` JSON API and the server-rendered dashboard.
 
 Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...``; both routes come from one row of
-:data:`ranklens.monitor.routes.PAGES` and serve the same dict (``/`` ↔ ``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``; reads are open unless
-``protect_reads`` is set, in which case they need the token too (as the header, or as the cookie that the
-``/login`` form sets for browsers). Every API error is ``{"error": {"status", "code", "message",
+:data:`ranklens.monitor.routes.PAGES` and serve the same dict (``/`` ↔ ``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``, checked before the body is read
+(:mod:`ranklens.monitor.security`); reads are open unless ``protect_reads`` is set, in which case they need
+the token too (as the header, or the signed session cookie that the throttled ``/login`` form sets for
+browsers, :mod:`ranklens.monitor.sessions`). The webhook list and delivery log (``/webhooks``) always need
+the token or a session, and show webhook URLs with credentials and query strings redacted. Webhook targets
+are checked by :mod:`ranklens.monitor.ssrf`. Every API error is ``{"error": {"status", "code", "message",
 "details"?}}``.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 import os
 import secrets
@@ -20,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request
+from fastapi import Path as PathParam
+from fastapi.openapi.utils import get_openapi
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
     FileResponse,
@@ -39,24 +43,37 @@ from ranklens import __version__
 from ranklens.errors import InputError, RanklensError
 from ranklens.monitor import routes
 from ranklens.monitor.db import Database
-from ranklens.monitor.errors import MonitorError, PayloadTooLarge, Unauthorized
+from ranklens.monitor.errors import MonitorError, TooManyRequests, Unauthorized
+from ranklens.monitor.ratelimit import DEFAULT_RATE, EXPENSIVE, ReadLimit, parse_rate
 from ranklens.monitor.schemas import (
+    INT64_MAX,
+    DatasetCreated,
     DatasetIn,
+    Error,
+    Health,
+    ProjectCreated,
     ProjectIn,
     RuleIn,
+    RuleResponse,
     RunIn,
+    SnapshotCreated,
     SnapshotIn,
+    WebhookCreated,
     WebhookIn,
     check_project_name,
 )
+from ranklens.monitor.rules import RulePatch, edit_rule
+from ranklens.monitor.security import RequestGate, bearer_token, token_matches
 from ranklens.monitor.service import Monitor
+from ranklens.monitor.sessions import LoginThrottle, SessionSigner
+from ranklens.monitor.ssrf import TargetPolicy, redact_url
 from ranklens.monitor.webhooks import DeliveryWorker, WebhookPolicy
 
 __all__ = ["Settings", "create_app"]
 
 log = logging.getLogger("ranklens.monitor")
 STATIC = Path(__file__).with_name("static")
-COOKIE = "ranklens_token"
+COOKIE = "ranklens_session"
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
@@ -70,7 +87,11 @@ def _truthy(value: str | None) -> bool:
 @dataclass
 class Settings:
     """Server configuration; :meth:`from_env` reads ``RANKLENS_DB``, ``RANKLENS_TOKEN``,
-    ``RANKLENS_PROTECT_READS``, ``RANKLENS_MAX_BODY`` and ``RANKLENS_WEBHOOK_*``."""
+    ``RANKLENS_PROTECT_READS``, ``RANKLENS_MAX_BODY``, ``RANKLENS_WEBHOOK_*`` (``RANKLENS_WEBHOOK_ALLOW``:
+    comma-separated ``HOST:PORT`` webhook targets exempt from the public-address check) and
+    ``RANKLENS_SESSION_SECRET`` (the login-session key; random per process if unset) and
+    ``RANKLENS_READ_RATE`` (the per-client limit of expensive reads, ``BURST/SECONDS`` or ``off``; default
+    ``600/60``, :mod:`ranklens.monitor.ratelimit`)."""
 
     db_url: str | None = None
     token: str | None = None
@@ -78,6 +99,11 @@ class Settings:
     max_body: int = 64 * 1024 * 1024
     webhook: WebhookPolicy = field(default_factory=WebhookPolicy)
     run_worker: bool = True
+    webhook_allow: list[str] = field(default_factory=list)
+    session_secret: str | None = None
+    login_max_failures: int = 5
+    login_window: float = 300.0
+    read_rate: str = DEFAULT_RATE  # the per-client limit of expensive reads, BURST/SECONDS or "off"
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
@@ -94,6 +120,9 @@ class Settings:
             protect_reads=_truthy(env.get("RANKLENS_PROTECT_READS")),
             max_body=int(env.get("RANKLENS_MAX_BODY", str(64 * 1024 * 1024))),
             webhook=policy,
+            webhook_allow=[h.strip() for h in env.get("RANKLENS_WEBHOOK_ALLOW", "").split(",") if h.strip()],
+            session_secret=env.get("RANKLENS_SESSION_SECRET") or None,
+            read_rate=env.get("RANKLENS_READ_RATE") or DEFAULT_RATE,
         )
         for k, v in overrides.items():
             if v is not None:
@@ -122,6 +151,7 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "invalid",
+    429: "too_many_requests",
     500: "internal_error",
 }
 
@@ -172,7 +202,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
         if exc.status_code == 404 and message == "Not Found":
             message = f"no such page: {request.url.path}"
-        return _error_response(request, exc.status_code, code, message)
+        resp = _error_response(request, exc.status_code, code, message)
+        for k, v in (exc.headers or {}).items():  # e.g. Allow on a 405
+            resp.headers.setdefault(k, v)
+        return resp
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> Response:
@@ -181,41 +214,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# middleware: body size, security headers
-
-
-class LimitBody:
-    """Reject request bodies over ``limit`` bytes (by Content-Length, and while streaming) with 413."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for k, v in scope.get("headers", []):
-            if k == b"content-length":
-                try:
-                    too_big = int(v) > self.limit
-                except ValueError:
-                    too_big = True
-                if too_big:
-                    await _send_json(send, 413, error_body(413, "payload_too_large", f"request body over {self.limit} bytes"))
-                    return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.limit:
-                    raise PayloadTooLarge(f"request body over {self.limit} bytes")
-            return msg
-
-        await self.app(scope, limited, send)
+# middleware: security headers (the token and body-size gate is ranklens.monitor.security.RequestGate)
 
 
 class SecurityHeaders:
@@ -252,20 +251,6 @@ _SECURITY_HEADERS = [
 ]
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
-    import json
-
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-
-
 # ---------------------------------------------------------------------------------------------------------
 # the app
 
@@ -276,8 +261,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if not settings.token:
         settings.token = secrets.token_urlsafe(24)
         log.warning("RANKLENS_TOKEN is not set; writes need this generated token: %s", settings.token)
+    targets = TargetPolicy.from_allow(settings.webhook_allow)
     db = Database(settings.db_url)
-    worker = DeliveryWorker(db, settings.webhook)
+    worker = DeliveryWorker(db, settings.webhook, targets=targets)
+    signer = SessionSigner(settings.session_secret.encode() if settings.session_secret else None)
+    throttle = LoginThrottle(max_failures=settings.login_max_failures, window=settings.login_window)
     monitor = Monitor(db, on_delivery=worker.wake)
 
     @asynccontextmanager
@@ -311,31 +299,39 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates = env
     _install_error_handlers(app)
 
-    app.add_middleware(LimitBody, limit=settings.max_body)  # type: ignore[arg-type]
+    app.state.targets = targets
+    rate = parse_rate(settings.read_rate)
+    if rate is not None:
+        app.add_middleware(ReadLimit, token=settings.token, burst=rate[0], period=rate[1])  # type: ignore[arg-type]
+    app.add_middleware(RequestGate, token=settings.token, limit=settings.max_body)  # type: ignore[arg-type]
     app.add_middleware(SecurityHeaders)  # type: ignore[arg-type]
 
     def check_token(given: str | None) -> bool:
         assert settings.token is not None
-        return given is not None and hmac.compare_digest(given.encode(), settings.token.encode())
+        return token_matches(given, settings.token)
 
     def bearer(request: Request) -> str | None:
-        auth = request.headers.get("authorization", "")
-        scheme, _, value = auth.partition(" ")
-        return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+        return bearer_token(request.headers.get("authorization"))
 
     def require_write(request: Request) -> None:
         if not check_token(bearer(request)):
             raise Unauthorized("writes need the server's token: Authorization: Bearer <RANKLENS_TOKEN>")
 
+    def has_token_or_session(request: Request) -> bool:
+        return check_token(bearer(request)) or signer.valid(request.cookies.get(COOKIE))
+
     def require_read(request: Request) -> None:
-        if not settings.protect_reads:
-            return
-        if check_token(bearer(request)) or check_token(request.cookies.get(COOKIE)):
+        if not settings.protect_reads or has_token_or_session(request):
             return
         raise Unauthorized("reading is protected: send Authorization: Bearer <token> or log in at /login")
 
+    def require_private(request: Request) -> None:
+        if not has_token_or_session(request):
+            raise Unauthorized("the webhook list and delivery log need the token: Authorization: Bearer <token>, or log in at /login")
+
     Write = Depends(require_write)
     Read = Depends(require_read)
+    Private = Depends(require_private)
 
     # -- static ---------------------------------------------------------------------------------------
     plotly_js = _plotly_path()
@@ -349,20 +345,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     # -- API: health, projects ------------------------------------------------------------------------
-    @app.get("/api/v1/health")
+    @app.get("/api/v1/health", response_model=Health)
     def health() -> dict[str, Any]:
         with db.read() as s:
             s.execute(text("SELECT 1"))
         return {"status": "ok", "version": __version__, "database": db.dialect}
 
-    @app.post("/api/v1/projects", dependencies=[Write], status_code=201)
+    @app.post("/api/v1/projects", dependencies=[Write], status_code=201, response_model=ProjectCreated)
     def api_create_project(body: ProjectIn, response: Response) -> dict[str, Any]:
         out, created = monitor.create_project(body)
         if not created:
             response.status_code = 200
         return {"project": out, "created": created}
 
-    @app.post("/api/v1/projects/{project}/snapshots", dependencies=[Write], status_code=201)
+    @app.patch("/api/v1/projects/{project}", dependencies=[Write], responses={404: {"model": Error, "description": "no such project"}})
+    def api_patch_project(project: str, body: routes.ProjectPatch) -> dict[str, Any]:
+        # project settings: {"headline_measure": "nDCG@10"} (null: the default, nDCG@10 when present)
+        return {"project": monitor.db.write(lambda s: routes.set_project_settings(s, project, body))}
+
+    @app.post("/api/v1/projects/{project}/snapshots", dependencies=[Write], status_code=201, response_model=SnapshotCreated)
     def api_ingest(project: str, body: SnapshotIn, response: Response) -> dict[str, Any]:
         out, created = monitor.ingest(_project_path(project), body)
         if not created:
@@ -370,7 +371,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
-    @app.post("/api/v1/projects/{project}/runs", dependencies=[Write], status_code=201)
+    @app.post("/api/v1/projects/{project}/runs", dependencies=[Write], status_code=201, response_model=SnapshotCreated)
     def api_run(project: str, body: RunIn, response: Response) -> dict[str, Any]:
         out, created = monitor.evaluate_run(_project_path(project), body)
         if not created:
@@ -378,28 +379,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
-    @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201)
+    @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201, response_model=DatasetCreated)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
         out, created = monitor.add_dataset(_project_path(project), body)
         if not created:
             response.status_code = 200
         return {"dataset": out, "created": created}
 
-    @app.post("/api/v1/projects/{project}/rules", dependencies=[Write], status_code=201)
+    @app.post("/api/v1/projects/{project}/rules", dependencies=[Write], status_code=201, response_model=RuleResponse)
     def api_add_rule(project: str, body: RuleIn) -> dict[str, Any]:
         return {"rule": monitor.add_rule(_project_path(project), body)}
 
-    @app.patch("/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write])
-    def api_patch_rule(project: str, rule_id: int, enabled: Annotated[bool, Body(embed=True)]) -> dict[str, Any]:
-        return {"rule": monitor.set_rule_enabled(project, rule_id, enabled)}
+    @app.patch(
+        "/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write], response_model=RuleResponse,
+        responses={409: {"model": Error, "description": "the edit would make the rule a copy of another rule of the project"}},
+    )
+    def api_patch_rule(project: str, rule_id: RuleId, body: RulePatch) -> dict[str, Any]:
+        # edit in place: any rule field; {"enabled": false} disables (ranklens.monitor.rules.edit_rule)
+        patch = body.model_dump(exclude_unset=True)
+        return {"rule": monitor.db.write(lambda s: edit_rule(s, project, rule_id, patch))}
 
-    @app.delete("/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write])
-    def api_delete_rule(project: str, rule_id: int) -> dict[str, Any]:
+    @app.delete("/api/v1/projects/{project}/rules/{rule_id}", dependencies=[Write], response_model=RuleResponse)
+    def api_delete_rule(project: str, rule_id: RuleId) -> dict[str, Any]:
         return {"rule": monitor.set_rule_enabled(project, rule_id, False)}
 
-    @app.post("/api/v1/webhooks", dependencies=[Write], status_code=201)
+    @app.post("/api/v1/webhooks", dependencies=[Write], status_code=201, response_model=WebhookCreated)
     def api_add_webhook(body: WebhookIn) -> dict[str, Any]:
-        return {"webhook": monitor.add_webhook(body)}
+        targets.check_registration(body.url)
+        hook = monitor.add_webhook(body)
+        return {"webhook": {**hook, "url": redact_url(hook["url"])}}
 
     # -- read routes: every dashboard page and its /api/v1 JSON twin, from one table -------------------
     def page(request: Request, template: str, data: dict[str, Any], figures: dict[str, Any]) -> HTMLResponse:
@@ -409,7 +417,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         html = env.get_template(template).render(page=data, figures=figures, json_url=twin, **_base(request))
         return HTMLResponse(html)
 
-    routes.add_pages(app, db, Read, page)
+    routes.add_pages(app, db, Read, page, private=Private)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
 
     # -- login ----------------------------------------------------------------------------------------
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
@@ -418,18 +427,93 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
+        client = request.client.host if request.client else "?"
+        wait = throttle.retry_after(client)
+        if wait is not None:  # locked out: the token is not even compared
+            exc = TooManyRequests(f"too many failed logins from {client}; try again in {wait} s")
+            resp = _error_response(request, exc.status, exc.code, str(exc))
+            resp.headers["Retry-After"] = str(wait)
+            return resp
         raw = await request.body()
         form = urllib.parse.parse_qs(raw[:4096].decode("utf-8", "replace"))
         token = (form.get("token") or [""])[0]
         if not check_token(token):
+            throttle.failed(client)
             return HTMLResponse(
                 env.get_template("login.html").render(failed=True, figures={}, json_url=None, **_base(request)), status_code=401
             )
+        throttle.succeeded(client)
         resp = RedirectResponse("/", status_code=303)
-        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        resp.set_cookie(
+            COOKIE, signer.issue(), max_age=int(signer.max_age), httponly=True, samesite="strict",
+            secure=request.url.scheme == "https",
+        )
         return resp
 
     return app
+
+
+RuleId = Annotated[int, PathParam(ge=1, le=INT64_MAX)]  # a 64-bit id: beyond it is a 422, not a database error
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the OpenAPI document: the bearer scheme, the error shape and every status code of every route
+
+_CREATED_OR_SAME = {"/api/v1/projects", "/api/v1/projects/{project}/snapshots", "/api/v1/projects/{project}/runs", "/api/v1/projects/{project}/datasets"}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema:
+        return app.openapi_schema
+    doc = get_openapi(title=app.title, version=app.version, routes=app.routes)
+    components = doc.setdefault("components", {})
+    components.setdefault("securitySchemes", {})["bearer"] = {"type": "http", "scheme": "bearer"}
+    schemas = components.setdefault("schemas", {})
+    err = Error.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(err.pop("$defs", {}))
+    schemas["Error"] = err
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    private = {p.api_path for p in routes.PAGES if p.private}
+    for path, item in doc.get("paths", {}).items():
+        for method, op in item.items():
+            responses = op.setdefault("responses", {})
+            for code, why in _status_codes(method.upper(), path, op, private).items():
+                responses[str(code)] = {
+                    "description": why,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                }
+            if method == "post" and path in _CREATED_OR_SAME and "201" in responses:
+                responses["200"] = {**responses["201"], "description": "already stored with the same content (created: false)"}
+            if method != "get" or path in private:
+                op["security"] = [{"bearer": []}]
+            elif path != "/api/v1/health":
+                op["security"] = [{}, {"bearer": []}]  # reads need the token only with --protect-reads
+    app.openapi_schema = doc
+    return doc
+
+
+def _status_codes(method: str, path: str, op: dict[str, Any], private: set[str]) -> dict[int, str]:
+    """The error statuses one operation can answer."""
+    if path == "/api/v1/health":
+        return {}
+    codes: dict[int, str] = {}
+    if op.get("parameters") or "requestBody" in op:
+        codes[400] = "a value the server cannot use (unknown measure, bad rule, target not allowed, bad Content-Length)"
+        codes[422] = "the request does not match the schema"
+    if method == "GET" and path not in private:
+        codes[401] = "reads are protected (--protect-reads) and no token was sent"
+    else:
+        codes[401] = "no or wrong token"
+    if method != "GET":
+        codes[413] = "the body is larger than the server's limit (--max-body)"
+    if "{project}" in path and (method == "GET" or "{rule_id}" in path or path.endswith("/runs")):
+        codes[404] = "no such project (or rule, snapshot, dataset, system)"
+    if method == "POST" and path in _CREATED_OR_SAME and path != "/api/v1/projects":
+        codes[409] = "the same id with different content is already stored"
+    if method == "GET" and EXPENSIVE.match(path):
+        codes[429] = "too many expensive reads from this client: wait Retry-After seconds (or send the token)"
+    return codes
 
 
 def _base(request: Request) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = ["ab_figures", "overview_figure", "segments_figure", "series_figure"]
 
+GOOD, BAD = "#2ca02c", "#d62728"
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
 
@@ -22,8 +23,10 @@ def _t(text: Any) -> str:
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
     layout: dict[str, Any] = {
-        "title": {"text": _t(title), "font": {"size": 15}},
-        "margin": {"l": 55, "r": 20, "t": 45, "b": 45},
+        # the title sits in its own band below the mode bar (top right, shown on hover), so they never overlap
+        "title": {"text": _t(title), "font": {"size": 15}, "x": 0, "xanchor": "left", "xref": "paper",
+                  "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 30}},
+        "margin": {"l": 55, "r": 20, "t": 72, "b": 45},
         "height": 380,
         "legend": {"orientation": "h", "y": -0.18},
         "hovermode": "closest",
@@ -55,6 +58,23 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
     for i, ser in enumerate(page["series"]):
         x = [p["at"] for p in ser["points"]]
         xs.extend(x[:1] + x[-1:])
+        band = [p for p in ser["points"] if p.get("ci_low") is not None]
+        if band:  # the 95% interval of the mean: a dip inside it is noise, not a regression
+            colour = COLOURS[i % len(COLOURS)]
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": _t(f"{ser['system']} 95% CI"),
+                    "x": [p["at"] for p in band] + [p["at"] for p in reversed(band)],
+                    "y": [p["ci_high"] for p in band] + [p["ci_low"] for p in reversed(band)],
+                    "fill": "toself",
+                    "fillcolor": _alpha(colour, 0.15),
+                    "line": {"width": 0, "color": _alpha(colour, 0.15)},
+                    "hoverinfo": "skip",
+                    "legendgroup": _t(ser["system"]),
+                }
+            )
         data.append(
             {
                 "type": "scatter",
@@ -99,6 +119,11 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
     return {"data": data, "layout": _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})}
 
 
+def _alpha(colour: str, a: float) -> str:
+    r, g, b = int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+    return f"rgba({r},{g},{b},{a})"
+
+
 def segments_figure(page: dict[str, Any]) -> dict[str, Any]:
     data = []
     segs = [row["segment"] for row in page["segments"]]
@@ -116,11 +141,13 @@ def segments_figure(page: dict[str, Any]) -> dict[str, Any]:
 
 
 def ab_figures(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The two systems over time, and the per-query differences (A − B) sorted."""
+    """The two systems over time, and the per-query differences candidate − baseline, sorted: green where
+    the candidate is better, red where it is worse (the orientation of ``ranklens compare``)."""
+    base, cand = page["baseline"], page["candidate"]
     figs = {
         "ab-series": series_figure(
             {"series": page["series"], "thresholds": [], "alerts": [], "measure": page["measure"], "segment": page["segment"]},
-            title=f"{page['a']} vs {page['b']}: {page['measure']} over time",
+            title=f"{cand} (candidate) vs {base} (baseline): {page['measure']} over time",
         )
     }
     rows = page["per_query"]
@@ -130,14 +157,14 @@ def ab_figures(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "type": "bar",
                 "x": [_t(r["query"]) for r in rows],
                 "y": [r["difference"] for r in rows],
-                "marker": {"color": ["#2ca02c" if r["difference"] > 0 else "#d62728" for r in rows]},
-                "name": "A − B",
+                "marker": {"color": [GOOD if r["difference"] > 0 else BAD if r["difference"] < 0 else "#888" for r in rows]},
+                "name": _t(f"{cand} − {base}"),
             }
         ],
         "layout": _layout(
-            f"Per-query difference {page['a']} − {page['b']} ({page['measure']})",
+            f"Per-query difference candidate − baseline: {cand} − {base} ({page['measure']}; green = candidate better)",
             xaxis={"type": "category", "showticklabels": len(rows) <= 60, "automargin": True},
-            yaxis={"zeroline": True},
+            yaxis={"zeroline": True, "title": {"text": _t(f"{cand} − {base}")}},
         ),
     }
     return figs

@@ -201,6 +201,25 @@ class MonitorClient:
         bodies = [b.model_dump(mode="json", exclude_none=True) for b in rules_from_file(path)]
         return [self.request("POST", f"/api/v1/projects/{_q(project)}/rules", json_body=b)["rule"] for b in bodies]
 
+    def set_headline_measure(self, project: str, measure: str | None) -> dict[str, Any]:
+        """Set the measure the project's pages open on (``None``: the default, nDCG@10 when present)."""
+        return self.request("PATCH", f"/api/v1/projects/{_q(project)}", json_body={"headline_measure": measure})["project"]  # type: ignore[no-any-return]
+
+    def rules(self, project: str) -> list[dict[str, Any]]:
+        """The project's rules (enabled and disabled), oldest first."""
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/rules")["rules"]  # type: ignore[no-any-return]
+
+    def edit_rule(self, project: str, rule_id: int, expr: str | None = None, **fields: Any) -> dict[str, Any]:
+        """Change a rule in place (same id): ``edit_rule("search", 3, "nDCG@10 >= 0.8")``,
+        ``edit_rule("search", 3, segment="books")``, ``edit_rule("search", 3, enabled=True)``."""
+        body = dict(fields)
+        if expr is not None:
+            body["expr"] = expr
+        return self.request("PATCH", f"/api/v1/projects/{_q(project)}/rules/{int(rule_id)}", json_body=body)["rule"]  # type: ignore[no-any-return]
+
+    def enable_rule(self, project: str, rule_id: int) -> dict[str, Any]:
+        return self.edit_rule(project, rule_id, enabled=True)
+
     def disable_rule(self, project: str, rule_id: int) -> dict[str, Any]:
         return self.request("DELETE", f"/api/v1/projects/{_q(project)}/rules/{int(rule_id)}")["rule"]  # type: ignore[no-any-return]
 
@@ -239,8 +258,10 @@ class MonitorClient:
         params = {"state": state} if state else None
         return self.request("GET", f"/api/v1/projects/{_q(project)}/alerts", params=params)["alerts"]  # type: ignore[no-any-return]
 
-    def ab(self, project: str, a: str, b: str, measure: str, *, segment: str = "") -> dict[str, Any]:
-        params = {"a": a, "b": b, "measure": measure, "segment": segment}
+    def ab(self, project: str, a: str, b: str, measure: str, *, segment: str = "", test: str = "t") -> dict[str, Any]:
+        """The A/B page's data: ``a`` is the candidate, ``b`` the baseline; every difference is
+        candidate − baseline (positive: the candidate is better)."""
+        params = {"candidate": a, "baseline": b, "measure": measure, "segment": segment, "test": test}
         return self.request("GET", f"/api/v1/projects/{_q(project)}/ab", params=params)  # type: ignore[no-any-return]
 
     def webhooks(self) -> dict[str, Any]:
@@ -275,7 +296,7 @@ def _time(at: dt.datetime | str | None) -> str | None:
 
 
 def _results_json(results: Any) -> dict[str, Any]:
-    from ranklens.results import Results
+    from ranklens.results.core import Results
 
     if isinstance(results, Results):
         return results.to_json_dict()

@@ -79,7 +79,10 @@ class UTCDateTime(TypeDecorator[dt.datetime]):
             return None
         if value.tzinfo is None:
             return value
-        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        try:
+            return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # before year 1 or after 9999 in UTC (a filter such as since=0001-01-01T00:00+05:00)
+            return dt.datetime.min if value.year == 1 else dt.datetime.max
 
     def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
         if value is None:
@@ -101,6 +104,8 @@ class Project(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: the measure the dashboard pages open on (``None``: nDCG@10 when present, see views.headline_measure)
+    headline_measure: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class System(Base):

@@ -26,16 +26,18 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Query, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, StringConstraints
 from sqlalchemy.orm import Session
 
 from ranklens.monitor import charts, views
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError
+from ranklens.monitor.schemas import DbId, Offset, PageLimit  # bounded: out of range is a 422, never a 500
 
 __all__ = [
     "PAGES",
     "AbQuery",
+    "ProjectPatch",
     "AlertsQuery",
     "NoQuery",
     "Page",
@@ -46,6 +48,7 @@ __all__ = [
     "WebhooksQuery",
     "add_pages",
     "series_data",
+    "set_project_settings",
 ]
 
 Data = dict[str, Any]
@@ -72,6 +75,11 @@ class SegmentsQuery(BaseModel):
 
 
 class AbQuery(BaseModel):
+    """``baseline`` and ``candidate``: the page shows candidate − baseline (positive: the candidate is better).
+    ``a``/``b`` are the old names: ``a`` = candidate, ``b`` = baseline (the page used to show A − B)."""
+
+    baseline: str | None = None
+    candidate: str | None = None
     a: str | None = None
     b: str | None = None
     measure: str | None = None
@@ -79,26 +87,39 @@ class AbQuery(BaseModel):
     test: str = "t"
 
 
+class ProjectPatch(BaseModel):
+    """The body of ``PATCH /api/v1/projects/{project}``: the project's settings. ``headline_measure`` is the
+    measure its pages open on (``null``: nDCG@10 when present, see :func:`views.headline_measure`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    headline_measure: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None
+
+
+def set_project_settings(s: Session, project: str, body: ProjectPatch) -> Data:
+    return views.set_headline_measure(s, project, body.headline_measure)
+
+
 class SnapshotsQuery(BaseModel):
     system: str | None = None
-    limit: int = 100
-    offset: int = 0
+    limit: PageLimit = 100
+    offset: Offset = 0
 
 
 class SnapshotQuery(BaseModel):
     measure: str | None = None
     compare: str | None = None
-    worst: int = 20
+    worst: PageLimit = 20
 
 
 class AlertsQuery(BaseModel):
     state: str | None = None
-    limit: int = 200
+    limit: PageLimit = 200
 
 
 class WebhooksQuery(BaseModel):
-    webhook: int | None = None
-    limit: int = 200
+    webhook: DbId | None = None
+    limit: PageLimit = 200
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -122,7 +143,10 @@ def segments_data(s: Session, q: SegmentsQuery, *, project: str) -> Data:
 
 
 def ab_data(s: Session, q: AbQuery, *, project: str) -> Data:
-    return views.ab_view(s, project, a=q.a, b=q.b, measure=_measure(q.measure), segment=q.segment, test=_test(q.test))
+    return views.ab_view(
+        s, project, baseline=q.baseline or q.b, candidate=q.candidate or q.a, measure=_measure(q.measure),
+        segment=q.segment, test=_test(q.test),
+    )
 
 
 def snapshots_data(s: Session, q: SnapshotsQuery, *, project: str) -> Data:
@@ -146,7 +170,12 @@ def datasets_data(s: Session, q: NoQuery, *, project: str) -> Data:
 
 
 def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
-    return views.deliveries_view(s, webhook=q.webhook, limit=_clamp(q.limit))
+    from ranklens.monitor.ssrf import redact_url
+
+    data = views.deliveries_view(s, webhook=q.webhook, limit=_clamp(q.limit))
+    for hook in data["webhooks"]:  # webhook URLs often are secrets: never show credentials or query strings
+        hook["url"] = redact_url(hook["url"])
+    return data
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -156,7 +185,8 @@ def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
 @dataclass(frozen=True)
 class Page:
     """One read route: its JSON path, its HTML path and template (``None`` for JSON only), its query model,
-    its data function and the charts drawn from the data."""
+    its data function and the charts drawn from the data. A ``private`` page always needs the token (or a
+    login session), whether reads are protected or not."""
 
     api_path: str
     html_path: str | None
@@ -164,6 +194,7 @@ class Page:
     query: type[BaseModel]
     data: Callable[..., Data]
     figures: Callable[[Data], dict[str, Any]] = lambda data: {}
+    private: bool = False
 
     @property
     def path_params(self) -> list[str]:
@@ -193,17 +224,19 @@ PAGES: tuple[Page, ...] = (
     Page("/api/v1/projects/{project}/datasets", None, None, NoQuery, datasets_data),
     Page("/api/v1/projects/{project}/rules", None, None, NoQuery, rules_data),
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data),
-    Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data),
+    Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, private=True),
 )
 
 
-def add_pages(app: FastAPI, db: Database, read: Depends, render: Render) -> None:
-    """Register the JSON route and (when it has a template) the HTML route of every row of :data:`PAGES`."""
+def add_pages(app: FastAPI, db: Database, read: Depends, render: Render, *, private: Depends | None = None) -> None:
+    """Register the JSON route and (when it has a template) the HTML route of every row of :data:`PAGES`;
+    ``private`` guards the private pages (default: ``read``)."""
     for page in PAGES:
-        app.add_api_route(page.api_path, _json_endpoint(page, db), methods=["GET"], dependencies=[read])
+        guard = private if page.private and private is not None else read
+        app.add_api_route(page.api_path, _json_endpoint(page, db), methods=["GET"], dependencies=[guard])
         if page.html_path is not None:
             app.add_api_route(
-                page.html_path, _html_endpoint(page, db, render), methods=["GET"], dependencies=[read],
+                page.html_path, _html_endpoint(page, db, render), methods=["GET"], dependencies=[guard],
                 response_class=HTMLResponse, include_in_schema=False,
             )
 

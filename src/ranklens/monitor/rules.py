@@ -26,12 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
+from ranklens.comparison.pairing import pair_values, paired_summary, query_values
 from ranklens.gates import bound_holds, drop_within
-from ranklens.monitor._stats import paired
 from ranklens.monitor.models import (
     Alert,
     Delivery,
@@ -45,7 +44,18 @@ from ranklens.monitor.models import (
     utcnow,
 )
 
-__all__ = ["OPS", "CheckOutcome", "Ref", "SnapRef", "SnapshotData", "describe_rule", "evaluate_rules"]
+__all__ = [
+    "OPS",
+    "CheckOutcome",
+    "Ref",
+    "RulePatch",
+    "SnapRef",
+    "SnapshotData",
+    "describe_rule",
+    "edit_rule",
+    "evaluate_rules",
+    "find_same_rule",
+]
 
 _RULES_FOR = (
     select(Rule)
@@ -241,23 +251,13 @@ def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData) -> 
     ref_vals = ref_doc["values"].get(rule.measure)
     if ref_vals is None:
         return "skipped", None, f"the reference snapshot {ref.client_id} has no per-query {rule.measure}"
-    ref_map = dict(zip(ref_doc["queries"], ref_vals))
-    mine = data.per_query[rule.measure]
-    segs = data.query_segments
-    a: list[float] = []
-    b: list[float] = []
-    for i, q in enumerate(data.queries):
-        if rule.segment and (segs is None or segs[i] != rule.segment):
-            continue
-        x, y = mine[i], ref_map.get(q)
-        if x is None or y is None:
-            continue
-        a.append(x)
-        b.append(y)
+    segment = rule.segment or None
+    mine = query_values(data.queries, data.per_query[rule.measure], data.query_segments, segment)
+    pairing = pair_values(mine, query_values(ref_doc["queries"], ref_vals))
     need = rule.min_queries or 2
-    if len(a) < need:
-        return "skipped", None, f"{len(a)} common queries with the reference; the rule needs {need}"
-    r = paired(np.asarray(a), np.asarray(b), rule.test or "t")
+    if pairing.n < need:
+        return "skipped", None, f"{pairing.n} common queries with the reference; the rule needs {need}"
+    r = paired_summary(pairing.a, pairing.b, rule.test or "t")
     breach = r.mean_diff < 0 and not math.isnan(r.p_value) and r.p_value < float(rule.alpha or 0.05)
     detail = (
         f"mean difference vs reference snapshot {ref.client_id}: {r.mean_diff:+.4f} "
@@ -366,3 +366,170 @@ def _iso(t: dt.datetime | None) -> str | None:
     if t is None:
         return None
     return t.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rule identity and editing in place
+
+#: The columns that make a rule what it is, per kind (the name and ``enabled`` do not).
+_IDENTITY = {
+    "threshold": ("op", "threshold"),
+    "window": ("window_days", "max_drop", "min_points"),
+    "significance": ("reference_system_id", "alpha", "test", "min_queries"),
+}
+
+
+def _rule_columns(rule_in: Any, system_id: int | None, ref_id: int | None) -> dict[str, Any]:
+    """The Rule columns of a resolved :class:`~ranklens.monitor.schemas.RuleIn` (kind-specific ones only)."""
+    cols: dict[str, Any] = {
+        "kind": rule_in.kind,
+        "measure": rule_in.measure,
+        "segment": rule_in.segment or "",
+        "system_id": system_id,
+        "op": None,
+        "threshold": None,
+        "window_days": None,
+        "max_drop": None,
+        "min_points": None,
+        "reference_system_id": None,
+        "alpha": None,
+        "test": None,
+        "min_queries": None,
+    }
+    if rule_in.kind == "threshold":
+        cols.update(op=rule_in.op, threshold=rule_in.value)
+    elif rule_in.kind == "window":
+        cols.update(window_days=rule_in.window_days, max_drop=rule_in.max_drop, min_points=rule_in.min_points)
+    else:
+        cols.update(reference_system_id=ref_id, alpha=rule_in.alpha, test=rule_in.test, min_queries=rule_in.min_queries)
+    return cols
+
+
+def find_same_rule(
+    s: Session, project_id: int, rule_in: Any, system_id: int | None, ref_id: int | None, *, exclude: int | None = None
+) -> Rule | None:
+    """The project's rule identical to ``rule_in`` (same kind, measure, segment, system and kind-specific
+    settings; name and ``enabled`` aside), if any: adding a rule twice must not make two rules, or one
+    breach would open two alerts."""
+    cols = _rule_columns(rule_in, system_id, ref_id)
+    q = select(Rule).where(
+        Rule.project_id == project_id,
+        Rule.kind == cols["kind"],
+        Rule.measure == cols["measure"],
+        Rule.segment == cols["segment"],
+        Rule.system_id.is_(None) if system_id is None else Rule.system_id == system_id,
+    )
+    if exclude is not None:
+        q = q.where(Rule.id != exclude)
+    for rule in s.scalars(q.order_by(Rule.id)):
+        if all(_same(getattr(rule, c), cols[c]) for c in _IDENTITY[cols["kind"]]):
+            return rule
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
+    return bool(a == b)
+
+
+def rule_fields(rule: Rule, systems: dict[int, str]) -> dict[str, Any]:
+    """A stored rule as :class:`~ranklens.monitor.schemas.RuleIn` fields (the starting point of an edit)."""
+    out: dict[str, Any] = {
+        "name": rule.name or None,
+        "kind": rule.kind,
+        "measure": rule.measure,
+        "segment": rule.segment or None,
+        "system": systems.get(rule.system_id) if rule.system_id else None,
+        "enabled": rule.enabled,
+    }
+    if rule.kind == "threshold":
+        out.update(op=rule.op, value=rule.threshold)
+    elif rule.kind == "window":
+        out.update(window_days=rule.window_days, max_drop=rule.max_drop, min_points=rule.min_points)
+    else:
+        out.update(
+            reference=systems.get(rule.reference_system_id or -1), alpha=rule.alpha, test=rule.test, min_queries=rule.min_queries
+        )
+    return out
+
+
+def edit_rule(s: Session, project: str, rule_id: int, patch: dict[str, Any]) -> dict[str, Any]:
+    """Change rule ``rule_id`` of ``project`` in place (``PATCH /api/v1/projects/{p}/rules/{id}``): the
+    fields of ``patch`` (``RuleIn`` fields; ``expr`` replaces the comparison, kind and measure) over the
+    stored ones, checked as a new rule would be. The id, the checks already stored and any open alert stay
+    (the next snapshot re-checks the rule as edited). An edit that would make it identical to another rule
+    of the project is refused (409)."""
+    from ranklens.monitor.errors import Conflict, NotFound
+    from ranklens.monitor.models import Project
+    from ranklens.monitor.schemas import RuleIn
+    from ranklens.monitor.service import rule_json
+
+    p = s.scalar(select(Project).where(Project.name == project))
+    rule = s.get(Rule, rule_id) if 0 < rule_id < 2**63 else None
+    if p is None or rule is None or rule.project_id != p.id:
+        raise NotFound(f"no rule {rule_id} in project {project!r}")
+    names = {sid: n for sid, n in s.execute(_SYSTEM_NAMES, {"p": p.id})}
+    auto_name = rule.name == describe_rule(rule, names)[:200]
+    data = rule_fields(rule, names)
+    if auto_name:
+        data["name"] = None
+    patch = {k: v for k, v in patch.items() if v is not None or k in ("segment", "system", "name")}
+    if "expr" in patch:  # a new comparison: kind-specific fields come from the expression
+        for k in ("kind", "op", "value", "window_days", "max_drop", "min_points", "reference", "alpha", "test", "min_queries"):
+            data.pop(k, None)
+    data.update(patch)
+    rule_in = RuleIn.model_validate({k: v for k, v in data.items() if v is not None}).resolved()
+    system_id = _system_named(s, p.id, rule_in.system) if rule_in.system else None
+    ref_id = _system_named(s, p.id, rule_in.reference) if rule_in.reference else None
+    other = find_same_rule(s, p.id, rule_in, system_id, ref_id, exclude=rule.id)
+    if other is not None:
+        raise Conflict(f"rule {other.id} of project {project!r} is already this rule")
+    for col, value in _rule_columns(rule_in, system_id, ref_id).items():
+        setattr(rule, col, value)
+    rule.enabled = rule_in.enabled
+    names = {sid: n for sid, n in s.execute(_SYSTEM_NAMES, {"p": p.id})}
+    if rule_in.name or auto_name or not rule.name:
+        rule.name = (rule_in.name or describe_rule(rule, names))[:200]
+    s.flush()
+    return rule_json(rule, names)
+
+
+def _system_named(s: Session, project_id: int, name: str) -> int:
+    sid = s.scalar(select(System.id).where(System.project_id == project_id, System.name == name))
+    if sid is None:
+        system = System(project_id=project_id, name=name, description="", created_at=utcnow())
+        s.add(system)
+        s.flush()
+        sid = system.id
+    return int(sid)
+
+
+try:  # the PATCH body; pydantic is there whenever the server is
+    from pydantic import BaseModel, ConfigDict
+
+    class RulePatch(BaseModel):
+        """The body of ``PATCH /api/v1/projects/{p}/rules/{id}``: any :class:`~ranklens.monitor.schemas.RuleIn`
+        field; absent fields keep their value. ``{"enabled": false}`` disables the rule."""
+
+        model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+        name: str | None = None
+        expr: str | None = None
+        kind: str | None = None
+        measure: str | None = None
+        op: str | None = None
+        value: float | None = None
+        system: str | None = None
+        segment: str | None = None
+        window_days: float | None = None
+        max_drop: float | None = None
+        min_points: int | None = None
+        reference: str | None = None
+        alpha: float | None = None
+        test: str | None = None
+        min_queries: int | None = None
+        enabled: bool | None = None
+
+except ImportError:  # pragma: no cover
+    pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -25,7 +26,12 @@ from pydantic import (
 from ranklens.errors import InputError, MeasureError
 
 __all__ = [
+    "INT64_MAX",
     "LIMITS",
+    "MAX_PAGE",
+    "DbId",
+    "Offset",
+    "PageLimit",
     "DatasetIn",
     "ProjectIn",
     "RuleIn",
@@ -78,10 +84,14 @@ def check_name(value: str, *, what: str = "name", limit: int = LIMITS["name"]) -
 
 
 def check_project_name(value: str) -> str:
-    """A project name: a name of at most 100 characters without ``/``, and not ``.`` or ``..``."""
+    """A project name: a name of at most 100 characters without ``/``, and not ``.`` or ``..``, in Unicode
+    NFKC form (so look-alikes such as full-width ``ｄｅｍｏ`` cannot name a second ``demo``; refused rather
+    than silently renamed, so a name is stored, shown and looked up exactly as sent)."""
     check_name(value, what="project name", limit=LIMITS["project"])
     if "/" in value or "\\" in value or value in {".", ".."}:
         raise InputError(f"project name must not contain '/' or '\\' nor be '.' or '..'; got {value!r}")
+    if not unicodedata.is_normalized("NFKC", value):
+        raise InputError(f"project name must be in Unicode NFKC form: {value!r} would be {unicodedata.normalize('NFKC', value)!r}")
     return value
 
 
@@ -116,6 +126,14 @@ def _as_value_error(fn: Any, v: Any) -> Any:
     except InputError as exc:  # pydantic reports ValueError; InputError is one, keep its message
         raise ValueError(str(exc)) from None
 
+
+#: The largest page a read returns (``limit``), and the largest integer id or offset (a 64-bit column):
+#: a parameter beyond them is a 422, not a database error.
+MAX_PAGE = 1000
+INT64_MAX = 2**63 - 1
+DbId = Annotated[int, Field(ge=1, le=INT64_MAX)]
+PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
+Offset = Annotated[int, Field(ge=0, le=INT64_MAX)]
 
 Name = Annotated[str, AfterValidator(_name)]
 ProjectName = Annotated[str, AfterValidator(_project)]
@@ -185,7 +203,10 @@ def check_time(v: dt.datetime | None) -> dt.datetime | None:
         return None
     if v.tzinfo is None:
         v = v.replace(tzinfo=dt.timezone.utc)
-    v = v.astimezone(dt.timezone.utc)
+    try:
+        v = v.astimezone(dt.timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+05:00 is before year 1 in UTC; pydantic reports ValueError only
+        raise ValueError(f"time must be between 1970 and 2200; got {v.isoformat()}") from None
     if not (1970 <= v.year < 2200):
         raise ValueError(f"time must be between 1970 and 2200; got {v.isoformat()}")
     return v
@@ -324,8 +345,149 @@ def _rule_fields(rule: Any, settings: Any) -> dict[str, Any]:
     return {**out, "kind": "window", "max_drop": rule.threshold, "window_days": window if window is not None else 7.0}
 
 
+def _webhook_url(v: str) -> str:
+    """A URL the server can send to: no control characters, a host that is a valid (IDNA) name or address,
+    a port in range; anything else is a 422 here, not an error while resolving it."""
+    import urllib.parse
+
+    if _CONTROL.search(v):
+        raise ValueError("webhook url must not contain control characters")
+    try:
+        parts = urllib.parse.urlsplit(v)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError when out of range
+        if not host:
+            raise ValueError("webhook url has no host")
+        host.encode("idna")
+    except (ValueError, UnicodeError) as exc:
+        raise ValueError(f"webhook url is not usable: {exc}") from None
+    return v
+
+
 class WebhookIn(_Strict):
-    url: Annotated[str, StringConstraints(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$")]
+    url: Annotated[
+        str, StringConstraints(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$"), AfterValidator(_webhook_url)
+    ]
     project: ProjectName | None = None
     secret: Annotated[str, StringConstraints(max_length=200)] | None = None
     enabled: bool = True
+
+
+# ---------------------------------------------------------------------------------------------------------
+# what the write routes answer (declared in the OpenAPI document; extra keys are kept, not dropped)
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Health(_Out):
+    status: Literal["ok"]
+    version: str
+    database: str
+
+
+class ProjectOut(_Out):
+    name: str
+    description: str
+    created_at: str | None
+
+
+class ProjectCreated(_Out):
+    project: ProjectOut
+    created: bool
+
+
+class RuleCheckOut(_Out):
+    rule_id: int
+    rule: str
+    status: str
+    value: float | None = None
+    detail: str | None = None
+    alert: dict[str, Any] | None = None
+
+
+class SnapshotOut(_Out):
+    id: str
+    project: str
+    system: str
+    at: str | None
+    created_at: str | None
+    measures: list[str]
+    values: dict[str, float]
+    segments: dict[str, dict[str, float]]
+    tags: dict[str, str]
+    num_queries: int | None
+    has_per_query: bool
+    source: str
+    rules: list[RuleCheckOut] = []
+    notes: list[Any] | None = None
+
+
+class SnapshotCreated(_Out):
+    snapshot: SnapshotOut
+    created: bool
+
+
+class DatasetOut(_Out):
+    name: str
+    version: str
+    num_queries: int
+    num_judgements: int
+    created_at: str | None
+
+
+class DatasetCreated(_Out):
+    dataset: DatasetOut
+    created: bool
+
+
+class RuleOut(_Out):
+    id: int
+    name: str
+    kind: Literal["threshold", "window", "significance"]
+    measure: str
+    segment: str | None
+    system: str | None
+    enabled: bool
+    description: str
+    op: str | None = None
+    value: float | None = None
+    window_days: float | None = None
+    max_drop: float | None = None
+    min_points: int | None = None
+    reference: str | None = None
+    alpha: float | None = None
+    test: str | None = None
+    min_queries: int | None = None
+
+
+class RuleResponse(_Out):
+    rule: RuleOut
+
+
+class WebhookOut(_Out):
+    id: int
+    url: str
+    project: str | None
+    enabled: bool
+    has_secret: bool
+
+
+class WebhookCreated(_Out):
+    webhook: WebhookOut
+
+
+class ErrorInfo(BaseModel):
+    status: int
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class Error(BaseModel):
+    """The one error shape of every 4xx and 5xx answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorInfo

@@ -43,8 +43,10 @@ from ranklens.monitor.rules import (
     SnapshotData,
     describe_rule,
     evaluate_rules,
+    find_same_rule,
 )
 from ranklens.monitor.schemas import (
+    LIMITS,
     DatasetIn,
     EvalDocument,
     ProjectIn,
@@ -126,16 +128,21 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
         if queries is None or per_query is None:
             raise InputError("query_segments needs per-query values (ranklens eval --per-query --format json)")
         query_segments = [body.query_segments.get(q) for q in queries]
-        for seg in sorted({s for s in query_segments if s is not None}):
-            idx = [i for i, s in enumerate(query_segments) if s == seg]
+        groups: dict[str, list[int]] = {}  # one pass: segment → its query indices
+        for i, seg in enumerate(query_segments):
+            if seg is not None:
+                groups.setdefault(seg, []).append(i)
+        _check_segment_count(groups, body.segments)  # before any mean is computed
+        for seg in sorted(groups):
+            idx = groups[seg]
             for m, col in per_query.items():
                 present = [x for x in (col[i] for i in idx) if x is not None]
                 if present:
-                    segment_values.setdefault(seg, {})[m] = math.fsum(present) / len(present)
+                    segment_values.setdefault(seg, {})[m] = mean(present)
+    else:
+        _check_segment_count({}, body.segments)
     for seg, given in (body.segments or {}).items():
         segment_values.setdefault(seg, {}).update(given)
-    if len(segment_values) > 1000:
-        raise InputError(f"at most 1000 segments per snapshot; got {len(segment_values)}")
     at = body.at or now or utcnow()
     tags = _tags(body.tags)
     if body.dataset is not None:
@@ -165,6 +172,28 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
         query_segments=query_segments,
         digest=digest,
     )
+
+
+def _check_segment_count(groups: dict[str, list[int]], given: dict[str, Any] | None) -> None:
+    n = len(groups.keys() | (given or {}).keys())
+    if n > LIMITS["segments"]:
+        raise InputError(f"at most {LIMITS['segments']} segments per snapshot; got {n}")
+
+
+def mean(xs: list[float]) -> float:
+    """The mean of finite numbers, finite even when their sum is not (``1.7e308`` twice: ``1.7e308``).
+
+    >>> mean([0.2, 0.4]), mean([1.7e308, 1.7e308])
+    (0.30000000000000004, 1.7e+308)
+    """
+    try:
+        total = math.fsum(xs)
+    except OverflowError:  # an intermediate sum beyond the float range
+        total = math.inf
+    if math.isfinite(total):
+        return total / len(xs)
+    n = len(xs)
+    return math.fsum(x / n for x in xs)
 
 
 def _pick_run(results: EvalDocument | RunResults, name: str | None) -> RunResults:
@@ -424,6 +453,12 @@ class Monitor:
             system_id = _get_or_create_system(s, p, rule_in.system).id if rule_in.system else None
             ref_id = _get_or_create_system(s, p, rule_in.reference).id if rule_in.reference else None
             assert rule_in.measure is not None
+            same = find_same_rule(s, p.id, rule_in, system_id, ref_id)
+            if same is not None:  # the same rule twice is one rule (one alert per breach)
+                if rule_in.enabled and not same.enabled:
+                    same.enabled = True
+                names = {sid: n for sid, n in s.execute(select(System.id, System.name).where(System.project_id == p.id))}
+                return rule_json(same, names)
             rule = Rule(
                 project_id=p.id,
                 name=rule_in.name or "",

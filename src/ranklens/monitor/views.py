@@ -6,14 +6,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
+
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from ranklens.monitor._stats import paired
+from ranklens import stats
+from ranklens.comparison.pairing import pair_values, paired_summary, query_values
 from ranklens.monitor.errors import MonitorError, NotFound
 from ranklens.monitor.models import (
     Alert,
@@ -33,7 +37,10 @@ from ranklens.monitor.rules import describe_rule
 from ranklens.monitor.service import iso, rule_json
 
 __all__ = [
+    "HEADLINE_MEASURES",
+    "set_headline_measure",
     "ab_view",
+    "headline_measure",
     "alerts_view",
     "deliveries_view",
     "overview_view",
@@ -44,6 +51,62 @@ __all__ = [
     "snapshot_view",
     "snapshots_view",
 ]
+
+
+#: The measure a page opens on when none is asked for: the first of these the project has, else the
+#: first nDCG cut-off, else the first measure alphabetically.
+HEADLINE_MEASURES = ("nDCG@10", "nDCG", "nDCG@20", "nDCG@5")
+
+
+def headline_measure(measures: Sequence[str], preferred: str | None = None) -> str:
+    """The measure the pages open on: ``preferred`` (the project's headline setting) when the project has
+    it, else the first of :data:`HEADLINE_MEASURES` present, else the first ``nDCG@k``, else the first.
+
+    >>> headline_measure(["AP", "RR", "nDCG@10"]), headline_measure(["AP", "nDCG@5"]), headline_measure(["AP", "RR"])
+    ('nDCG@10', 'nDCG@5', 'AP')
+    >>> headline_measure(["AP", "nDCG@10"], preferred="AP"), headline_measure([])
+    ('AP', '')
+    """
+    if preferred and preferred in measures:
+        return preferred
+    for m in HEADLINE_MEASURES:
+        if m in measures:
+            return m
+    ndcg = [m for m in measures if m.lower().startswith("ndcg@")]
+    if ndcg:
+        return sorted(ndcg)[0]
+    return sorted(measures)[0] if measures else ""
+
+
+def _headline_first(measures: Sequence[str], preferred: str | None = None) -> list[str]:
+    head = headline_measure(measures, preferred)
+    return sorted(measures, key=lambda m: (m != head, m))
+
+
+class _LRU:
+    """A small thread-safe LRU cache of computed read results (keys name immutable inputs: snapshot ids)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        value = compute()
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
 
 
 def _project(s: Session, name: str) -> Project:
@@ -137,16 +200,32 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
             checks[(c.rule_id, sid)] = c
     firing = alerts_view(s, name, state="firing")["alerts"]
     rows = []
+    measures = _headline_first(measures, p.headline_measure)
     for sid, sname in systems.items():
         snap = latest.get(sid)
         cells = []
         for m in measures:
+            # the cell's status is that of the rules on this value (all queries); a segment rule's status
+            # belongs to its segment, shown apart, never to the total
             status = None
+            seg_status: dict[str, str] = {}
             for r in rules:
                 check = checks.get((r.id, sid))
-                if r.enabled and r.measure == m and check is not None and check.status != "skipped":
+                if not (r.enabled and r.measure == m and check is not None and check.status != "skipped"):
+                    continue
+                if r.segment:
+                    old = seg_status.get(r.segment)
+                    seg_status[r.segment] = "breach" if check.status == "breach" or old == "breach" else "ok"
+                else:
                     status = "breach" if check.status == "breach" or status == "breach" else "ok"
-            cells.append({"measure": m, "value": values[sid].get(m), "status": status})
+            cells.append(
+                {
+                    "measure": m,
+                    "value": values[sid].get(m),
+                    "status": status,
+                    "segments": [{"segment": k, "status": v} for k, v in sorted(seg_status.items())],
+                }
+            )
         rows.append(
             {
                 "system": sname,
@@ -167,6 +246,7 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
     return {
         "project": p.name,
         "description": p.description,
+        "headline_measure": p.headline_measure,
         "measures": measures,
         "segments": sorted(segments),
         "systems": rows,
@@ -201,13 +281,17 @@ def series_view(
     segment: str = "",
     since: dt.datetime | None = None,
     limit: int = 5000,
+    band: bool = True,
 ) -> dict[str, Any]:
-    """``/projects/{p}/series``: values over time per system, threshold lines and alert markers."""
+    """``/projects/{p}/series``: values over time per system, threshold lines and alert markers; points of
+    snapshots with per-query values carry ``ci_low``/``ci_high`` (the 95% t interval of the mean over the
+    ``n`` queries, :func:`ranklens.stats.t_interval`), drawn as a band so that a dip inside it is not read
+    as a regression."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
     if measure is None:
-        measure = filt["measures"][0] if filt["measures"] else ""
+        measure = headline_measure(filt["measures"], p.headline_measure)
     chosen = {sid: n for sid, n in names.items() if not systems or n in systems}
     if systems:
         for n in systems:
@@ -215,19 +299,23 @@ def series_view(
     series = []
     for sid, sname in chosen.items():
         q = (
-            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id)
+            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query)
             .join(SnapshotValue, SnapshotValue.snapshot_id == Snapshot.id)
             .where(Snapshot.system_id == sid, SnapshotValue.measure == measure, SnapshotValue.segment == segment)
         )
         if since is not None:
             q = q.where(Snapshot.at >= since)
         rows = s.execute(q.order_by(Snapshot.at.desc(), Snapshot.id.desc()).limit(limit)).all()[::-1]
-        series.append(
-            {
-                "system": sname,
-                "points": [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid in rows],
-            }
-        )
+        points = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, _, _ in rows]
+        if band:
+            # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
+            # stored per-query values (cached per snapshot: snapshots do not change)
+            with_queries = [i for i, r in enumerate(rows) if r[4]][-BAND_POINTS:]
+            for i in with_queries:
+                ci = _mean_interval(s, rows[i][3], measure, segment)
+                if ci is not None:
+                    points[i]["ci_low"], points[i]["ci_high"], points[i]["n"] = ci
+        series.append({"system": sname, "points": points})
     thresholds = []
     for r in s.scalars(
         select(Rule).where(Rule.project_id == p.id, Rule.kind == "threshold", Rule.measure == measure, Rule.segment == segment)
@@ -269,13 +357,34 @@ def series_view(
     }
 
 
+#: How many of a series' newest snapshots get a confidence band.
+BAND_POINTS = 400
+_BANDS = _LRU(4096)
+
+
+def _mean_interval(s: Session, snapshot_id: int, measure: str, segment: str) -> tuple[float, float, int] | None:
+    def compute() -> tuple[float, float, int] | None:
+        doc = _load_queries(s, snapshot_id)
+        if not doc or measure not in doc["values"]:
+            return None
+        vals = np.asarray(list(_query_map(doc, measure, segment).values()), dtype=np.float64)
+        if vals.size < 2:
+            return None
+        ci = stats.t_interval(vals, np.zeros_like(vals))  # the interval of mean(vals − 0): of the mean
+        if not (math.isfinite(ci.low) and math.isfinite(ci.high)):
+            return None
+        return float(ci.low), float(ci.high), int(vals.size)
+
+    return _BANDS.get((_db_key(s), snapshot_id, measure, segment), compute)  # type: ignore[no-any-return]
+
+
 def segments_view(s: Session, name: str, *, measure: str | None = None) -> dict[str, Any]:
     """``/projects/{p}/segments``: the latest value of every segment per system."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
     if measure is None:
-        measure = filt["measures"][0] if filt["measures"] else ""
+        measure = headline_measure(filt["measures"], p.headline_measure)
     latest = _latest_snapshots(s, p)
     table: dict[str, dict[str, float]] = defaultdict(dict)
     if latest:
@@ -307,41 +416,70 @@ def _snapshot(s: Session, p: Project, client_id: str) -> Snapshot:
     return snap
 
 
+#: Above this many paired queries, the resampling tests (bootstrap, randomisation) run on a fixed random
+#: sample of this many; the mean difference, its t interval and wins/ties/losses always use every query.
+AB_SAMPLE_CAP = 5_000
+_AB_CACHE = _LRU(64)
+_RESAMPLING = ("bootstrap", "randomisation")
+
+
+def _db_key(s: Session) -> tuple[int, str]:
+    bind = s.get_bind()
+    return id(bind), str(getattr(bind, "url", ""))
+
+
 def ab_view(
     s: Session,
     name: str,
     *,
-    a: str | None = None,
-    b: str | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
     measure: str | None = None,
     segment: str = "",
     test: str = "t",
+    a: str | None = None,
+    b: str | None = None,
 ) -> dict[str, Any]:
-    """``/projects/{p}/ab``: system A against system B on their latest snapshots (difference, CI, p-value
-    from the per-query values when both have them), and both series over time."""
+    """``/projects/{p}/ab``: the ``candidate`` system against the ``baseline`` on their latest snapshots,
+    always as **candidate − baseline** (the orientation of ``ranklens compare``: positive = the candidate is
+    better): difference, CI, p-value from the per-query values when both have them, and both series.
+
+    The old parameters still work: ``a`` is the candidate and ``b`` the baseline (the page showed A − B).
+    The resampling tests run on at most :data:`AB_SAMPLE_CAP` queries, and the result is cached per
+    snapshot pair, measure, segment and test."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
     all_names = sorted(names.values())
-    a = a or (all_names[0] if all_names else None)
-    b = b or (all_names[1] if len(all_names) > 1 else a)
+    baseline = baseline or b
+    candidate = candidate or a
+    if baseline is None:
+        rest = [n for n in all_names if n != candidate]
+        baseline = rest[0] if rest else (all_names[0] if all_names else None)
+    if candidate is None:
+        rest = [n for n in all_names if n != baseline]
+        candidate = rest[0] if rest else baseline
     if measure is None:
-        measure = filt["measures"][0] if filt["measures"] else ""
-    out: dict[str, Any] = {"project": p.name, "a": a, "b": b, "measure": measure, "segment": segment or None, "filters": filt}
-    if a is None or b is None:
+        measure = headline_measure(filt["measures"], p.headline_measure)
+    out: dict[str, Any] = {
+        "project": p.name,
+        "baseline": baseline,
+        "candidate": candidate,
+        "orientation": "candidate − baseline",
+        "a": candidate,
+        "b": baseline,
+        "measure": measure,
+        "segment": segment or None,
+        "test": test,
+        "filters": filt,
+    }
+    if baseline is None or candidate is None:
         out.update(comparison=None, series=[], per_query=[])
         return out
     latest = _latest_snapshots(s, p)
-    snaps = {}
-    for label, sys_name in (("a", a), ("b", b)):
-        sid = _system_id(names, sys_name)
-        snaps[label] = latest.get(sid)
-    comparison: dict[str, Any] = {
-        "a_snapshot": snaps["a"].client_id if snaps["a"] else None,
-        "b_snapshot": snaps["b"].client_id if snaps["b"] else None,
-    }
-    for label in ("a", "b"):
-        snap = snaps[label]
+    snaps = {label: latest.get(_system_id(names, sys_name)) for label, sys_name in (("candidate", candidate), ("baseline", baseline))}
+    comparison: dict[str, Any] = {f"{label}_snapshot": snap.client_id if snap else None for label, snap in snaps.items()}
+    for label, snap in snaps.items():
         comparison[f"{label}_value"] = (
             s.scalar(
                 select(SnapshotValue.value).where(
@@ -351,38 +489,64 @@ def ab_view(
             if snap
             else None
         )
-    av, bv = comparison["a_value"], comparison["b_value"]
-    comparison["difference"] = av - bv if av is not None and bv is not None else None
+    cv, bv = comparison["candidate_value"], comparison["baseline_value"]
+    comparison["difference"] = cv - bv if cv is not None and bv is not None else None
     per_query: list[dict[str, Any]] = []
-    if snaps["a"] and snaps["b"] and snaps["a"].has_per_query and snaps["b"].has_per_query:
-        da, db_ = _load_queries(s, snaps["a"].id), _load_queries(s, snaps["b"].id)
-        if da and db_ and measure in da["values"] and measure in db_["values"]:
-            ma = _query_map(da, measure, segment)
-            mb = _query_map(db_, measure, segment)
-            common = sorted(set(ma) & set(mb))
-            if common:
-                xa = np.array([ma[q] for q in common])
-                xb = np.array([mb[q] for q in common])
-                r = paired(xa, xb, test)
-                comparison.update(
-                    n=r.n,
-                    mean_difference=r.mean_diff,
-                    ci_low=_num(r.ci_low),
-                    ci_high=_num(r.ci_high),
-                    p_value=_num(r.p_value),
-                    test=r.test,
-                    wins=r.wins,
-                    ties=r.ties,
-                    losses=r.losses,
-                )
-                per_query = sorted(
-                    ({"query": q, "a": ma[q], "b": mb[q], "difference": ma[q] - mb[q]} for q in common),
-                    key=lambda d: d["difference"],
-                )
+    sc, sb = snaps["candidate"], snaps["baseline"]
+    if sc and sb and sc.has_per_query and sb.has_per_query:
+        key = (_db_key(s), sc.id, sb.id, measure, segment, test)
+        stats_part, per_query = _AB_CACHE.get(key, lambda: _paired(s, sc.id, sb.id, measure, segment, test))
+        comparison.update(stats_part)
+    # the old names, same values (a = candidate, b = baseline)
+    comparison.update(
+        a_snapshot=comparison["candidate_snapshot"],
+        b_snapshot=comparison["baseline_snapshot"],
+        a_value=comparison["candidate_value"],
+        b_value=comparison["baseline_value"],
+    )
     out["comparison"] = comparison
     out["per_query"] = per_query
-    out["series"] = series_view(s, name, measure=measure, systems=sorted({a, b}), segment=segment)["series"]
+    out["series"] = series_view(s, name, measure=measure, systems=sorted({baseline, candidate}), segment=segment, band=False)["series"]
     return out
+
+
+def _paired(
+    s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    dc, db_ = _load_queries(s, candidate_id), _load_queries(s, baseline_id)
+    if not (dc and db_ and measure in dc["values"] and measure in db_["values"]):
+        return {}, []
+    mc = _query_map(dc, measure, segment)
+    mb = _query_map(db_, measure, segment)
+    pairing = pair_values(dict(sorted(mc.items())), mb)
+    if not pairing.n:
+        return {}, []
+    sampled = None
+    if test in _RESAMPLING and pairing.n > AB_SAMPLE_CAP:
+        r = paired_summary(pairing.a, pairing.b, "t")  # mean, t interval, wins/ties/losses: every query
+        idx = np.sort(np.random.default_rng(0).choice(pairing.n, AB_SAMPLE_CAP, replace=False))
+        p_value = paired_summary(pairing.a[idx], pairing.b[idx], test).p_value
+        sampled = AB_SAMPLE_CAP
+    else:
+        r = paired_summary(pairing.a, pairing.b, test)
+        p_value = r.p_value
+    part = {
+        "n": r.n,
+        "mean_difference": r.mean_diff,
+        "ci_low": _num(r.ci_low),
+        "ci_high": _num(r.ci_high),
+        "p_value": _num(p_value),
+        "test": test if sampled else r.test,
+        "test_sample": sampled,
+        "wins": r.wins,
+        "ties": r.ties,
+        "losses": r.losses,
+    }
+    order = sorted(pairing.queries, key=lambda q: mc[q] - mb[q])
+    rows: list[dict[str, Any]] = [
+        {"query": q, "candidate": mc[q], "baseline": mb[q], "a": mc[q], "b": mb[q], "difference": mc[q] - mb[q]} for q in order
+    ]
+    return part, rows
 
 
 def _num(x: float) -> float | None:
@@ -390,15 +554,7 @@ def _num(x: float) -> float | None:
 
 
 def _query_map(doc: dict[str, Any], measure: str, segment: str) -> dict[str, float]:
-    vals = doc["values"][measure]
-    segs = doc.get("segments")
-    out = {}
-    for i, q in enumerate(doc["queries"]):
-        if segment and (segs is None or segs[i] != segment):
-            continue
-        if vals[i] is not None:
-            out[q] = vals[i]
-    return out
+    return query_values(doc["queries"], doc["values"][measure], doc.get("segments"), segment or None)
 
 
 def snapshots_view(s: Session, name: str, *, system: str | None = None, limit: int = 100, offset: int = 0) -> dict[str, Any]:
@@ -442,8 +598,8 @@ def snapshot_view(
     p = _project(s, name)
     names = _systems(s, p)
     snap = _snapshot(s, p, client_id)
-    measures: list[str] = json.loads(snap.measures)
-    measure = measure or (measures[0] if measures else "")
+    measures: list[str] = _headline_first(json.loads(snap.measures), p.headline_measure)
+    measure = measure or headline_measure(measures, p.headline_measure)
     values: dict[str, dict[str, float]] = defaultdict(dict)
     for m, seg, v in s.execute(
         select(SnapshotValue.measure, SnapshotValue.segment, SnapshotValue.value).where(SnapshotValue.snapshot_id == snap.id)
@@ -470,6 +626,8 @@ def snapshot_view(
         "worst_queries": [],
         "compare": None,
         "changes": [],
+        "previous": _previous(s, snap),
+        "choices": _choices(s, p, names, snap),
     }
     doc = _load_queries(s, snap.id) if snap.has_per_query else None
     if doc and measure in doc["values"]:
@@ -490,6 +648,35 @@ def snapshot_view(
             ordered = sorted(common, key=lambda q: (-abs(mine[q] - theirs[q]), q))[: max(1, min(worst, 1000))]
             out["changes"] = [{"query": q, "value": mine[q], "other": theirs[q], "change": mine[q] - theirs[q]} for q in ordered]
     return out
+
+
+#: How many snapshots the "compare with" list offers (newest first; the previous one of the system always).
+CHOICES = 200
+
+
+def _previous(s: Session, snap: Snapshot) -> str | None:
+    """The client id of the system's snapshot just before ``snap`` (by time, then id)."""
+    return s.scalar(
+        select(Snapshot.client_id)
+        .where(
+            Snapshot.system_id == snap.system_id,
+            Snapshot.id != snap.id,
+            (Snapshot.at < snap.at) | ((Snapshot.at == snap.at) & (Snapshot.id < snap.id)),
+        )
+        .order_by(Snapshot.at.desc(), Snapshot.id.desc())
+        .limit(1)
+    )
+
+
+def _choices(s: Session, p: Project, names: dict[int, str], snap: Snapshot) -> list[dict[str, Any]]:
+    """The snapshots to compare ``snap`` with, for the picker: time, system and id, newest first."""
+    rows = s.execute(
+        select(Snapshot.client_id, Snapshot.system_id, Snapshot.at, Snapshot.has_per_query)
+        .where(Snapshot.project_id == p.id, Snapshot.id != snap.id)
+        .order_by(Snapshot.at.desc(), Snapshot.id.desc())
+        .limit(CHOICES)
+    ).all()
+    return [{"id": cid, "system": names.get(sid), "at": iso(at), "has_per_query": hpq} for cid, sid, at, hpq in rows]
 
 
 def alerts_view(s: Session, name: str, *, state: str | None = None, limit: int = 200) -> dict[str, Any]:
@@ -584,3 +771,14 @@ def deliveries_view(s: Session, *, webhook: int | None = None, limit: int = 200)
             for d in rows
         ],
     }
+
+
+def set_headline_measure(s: Session, name: str, measure: str | None) -> dict[str, Any]:
+    """Set (``None``: clear) the measure project ``name``'s pages open on; the write behind
+    ``PATCH /api/v1/projects/{p}`` and ``ranklens rules headline``."""
+    from ranklens.monitor.schemas import canonical_measure
+
+    p = _project(s, name)
+    p.headline_measure = canonical_measure(measure) if measure else None
+    s.flush()
+    return {"name": p.name, "description": p.description, "headline_measure": p.headline_measure, "created_at": iso(p.created_at)}

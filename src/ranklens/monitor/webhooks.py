@@ -6,6 +6,12 @@ the payload, and records every attempt in ``delivery_attempts``. A 2xx answer ma
 ``delivered``; anything else is retried after ``base · 2^(attempts-1)`` seconds (capped, with jitter) until
 ``max_attempts``, then marked ``failed``. Headers: ``X-Ranklens-Event``, ``X-Ranklens-Delivery`` and, when
 the webhook has a secret, ``X-Ranklens-Signature: sha256=<hex HMAC of the body>``.
+
+Before every attempt the target is checked again (:class:`ranklens.monitor.ssrf.TargetPolicy`): the host is
+resolved, refused if it names a loopback, link-local, private, multicast or otherwise non-public address
+(unless the operator allowed it), and the request goes to the address that was checked (the ``Host``
+header and TLS server name stay the URL's host). A refused target fails the delivery at once, without
+retries. Logs show webhook URLs redacted.
 """
 
 from __future__ import annotations
@@ -19,11 +25,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import or_, select, update
 
 from ranklens.monitor.db import Database
+from ranklens.monitor.errors import TargetRefused
 from ranklens.monitor.models import Delivery, DeliveryAttempt, Webhook, utcnow
+from ranklens.monitor.ssrf import TargetPolicy, redact_url
 
 __all__ = ["DeliveryWorker", "WebhookPolicy"]
 
@@ -50,9 +59,10 @@ class WebhookPolicy:
 class DeliveryWorker:
     """Background sender of webhook deliveries; :meth:`wake` after a commit that queued some."""
 
-    def __init__(self, db: Database, policy: WebhookPolicy | None = None) -> None:
+    def __init__(self, db: Database, policy: WebhookPolicy | None = None, *, targets: TargetPolicy | None = None) -> None:
         self.db = db
         self.policy = policy or WebhookPolicy()
+        self.targets = targets or TargetPolicy()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -150,15 +160,24 @@ class DeliveryWorker:
             headers["X-Ranklens-Signature"] = f"sha256={sig}"
         status: int | None = None
         error: str | None = None
+        refused = False
         t0 = time.perf_counter()
         try:
+            url, extensions = self._pinned(hook.url, headers)
             with httpx.Client(timeout=self.policy.timeout, follow_redirects=False, trust_env=False) as client:
-                resp = client.post(hook.url, content=body, headers=headers)
+                resp = client.post(url, content=body, headers=headers, extensions=extensions)
             status = resp.status_code
             if not 200 <= status < 300:
                 error = f"HTTP {status}"
+        except TargetRefused as exc:
+            refused = True
+            error = f"refused: {exc}"[:1000]
+        except OSError as exc:  # the name does not resolve (now): retried like a connection error
+            error = f"{type(exc).__name__}: {exc}"[:1000]
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:1000]
+        if error is not None and hook.url in error:
+            error = error.replace(hook.url, redact_url(hook.url))
         ms = (time.perf_counter() - t0) * 1000.0
         attempts = delivery.attempts + 1
         now = utcnow()
@@ -171,7 +190,7 @@ class DeliveryWorker:
         }
         if ok:
             values.update(status="delivered", delivered_at=now)
-        elif attempts >= self.policy.max_attempts:
+        elif refused or attempts >= self.policy.max_attempts:
             values.update(status="failed")
         else:
             values.update(next_attempt_at=now + dt.timedelta(seconds=self.policy.delay(attempts)))
@@ -182,4 +201,20 @@ class DeliveryWorker:
 
         self.db.write(fn)
         if not ok:
-            log.warning("webhook delivery %s to %s failed (attempt %s): %s", delivery_id, hook.url, attempts, error)
+            log.warning("webhook delivery %s to %s failed (attempt %s): %s", delivery_id, redact_url(hook.url), attempts, error)
+
+    def _pinned(self, url: str, headers: dict[str, str]) -> tuple[Any, dict[str, Any]]:
+        """The URL to connect to (the host replaced by its checked address) and the request extensions;
+        sets the ``Host`` header to the URL's own host. :class:`TargetRefused` if the target is refused."""
+        import httpx
+
+        target = self.targets.resolve(url)
+        original = httpx.URL(url)
+        extensions: dict[str, Any] = {}
+        if target.is_ip:
+            return original, extensions
+        assert target.address is not None
+        headers["Host"] = original.netloc.decode("ascii")
+        if original.scheme == "https":
+            extensions["sni_hostname"] = original.host  # TLS: the name in the certificate, not the address
+        return original.copy_with(host=target.address), extensions

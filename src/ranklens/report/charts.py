@@ -18,10 +18,12 @@ _GREEN, _RED, _GREY, _BLUE = "#2e7d32", "#c62828", "#9e9e9e", "#1f77b4"
 
 def _layout(title: str, x: str, y: str, **extra: Any) -> dict[str, Any]:
     return {
-        "title": {"text": title},
+        # the title sits in its own band below the mode bar (top right, shown on hover), so they never overlap
+        "title": {"text": title, "x": 0, "xanchor": "left", "xref": "paper", "y": 1, "yref": "container",
+                  "yanchor": "top", "pad": {"t": 30}},
         "xaxis": {"title": {"text": x}, "automargin": True},
         "yaxis": {"title": {"text": y}, "automargin": True, "zeroline": True},
-        "margin": {"t": 50, "r": 20, "b": 60, "l": 60},
+        "margin": {"t": 75, "r": 20, "b": 60, "l": 60},
         "height": 380,
         **extra,
     }

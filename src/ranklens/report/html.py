@@ -123,7 +123,7 @@ def render_html(comparison: Comparison, *, title: str = "System comparison") -> 
             "<script>",
             "const figures = JSON.parse(document.getElementById('ranklens-figures').textContent);",
             "for (const [id, fig] of Object.entries(figures)) {",
-            "  Plotly.newPlot(id, fig.data, fig.layout, {displaylogo: false, responsive: true});",
+            "  Plotly.newPlot(id, fig.data, fig.layout, {displaylogo: false, displayModeBar: 'hover', responsive: true});",
             "}",
             "</script>",
             "</body></html>",

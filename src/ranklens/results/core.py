@@ -25,12 +25,18 @@ def aggregate(m: Measure, values: np.ndarray) -> float:
     """Aggregate one measure's per-query values the way its family declares (mean, sum, gmean, nanmean).
 
     ``nanmean`` skips queries where the measure is not defined (NaN): they are excluded from the mean,
-    and NaN is returned when no query has a value.
+    and NaN is returned when no query has a value. A measure with an ``agg=`` parameter (the recommender
+    measures: ``median``, ``p90`` …) combines its values that way instead of by their mean. A system-level
+    measure (``Coverage@10``) has no per-query values to combine: NaN (its value is computed on the run).
     """
+    if m.family.is_system(m):
+        return math.nan
     how = m.family.aggregate
     if how == "nanmean":
         values = values[~np.isnan(values)]
         how = "mean"
+    if how == "mean" and any(p.name == "agg" for p in m.family.params) and m.get("agg") != "mean":
+        return _quantile(str(m.get("agg")), values)
     if how == "sum":
         return float(values.sum())
     if values.size == 0:
@@ -38,6 +44,18 @@ def aggregate(m: Measure, values: np.ndarray) -> float:
     if how == "gmean":
         return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
     return float(values.mean())
+
+
+def _quantile(agg: str, values: np.ndarray) -> float:
+    """``median``, ``pNN``, ``min`` or ``max`` of ``values`` (NaN when empty)."""
+    if values.size == 0:
+        return math.nan
+    if agg == "min":
+        return float(values.min())
+    if agg == "max":
+        return float(values.max())
+    q = 50.0 if agg == "median" else float(agg[1:])
+    return float(np.percentile(values, q))
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,9 +99,18 @@ class Results:
         """The aggregate value of ``measure``."""
         return self.aggregates[self._index(measure)]
 
+    @property
+    def system(self) -> tuple[str, ...]:
+        """The system-level measures (one value per run, in :attr:`aggregates`; no value per query: their
+        column of :attr:`values` is NaN and the per-query forms leave them out)."""
+        return tuple(str(m) for m in self.measures if m.family.is_system(m))
+
     def per_query(self, measure: Measure | str) -> dict[str, float]:
-        """``{query_id: value}`` of one measure."""
-        col = self.values[:, self._index(measure)]
+        """``{query_id: value}`` of one measure (a system-level measure has none: an error)."""
+        j = self._index(measure)
+        if self.measures[j].family.is_system(self.measures[j]):
+            raise MeasureError(f"{self.measures[j]} is a system-level measure: one value per run, none per query")
+        col = self.values[:, j]
         return dict(zip(self.query_ids, col.tolist()))
 
     def column(self, measure: Measure | str) -> np.ndarray:
@@ -93,25 +120,34 @@ class Results:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """pytrec_eval's form ``{query_id: {measure: value}}``, plus ``"all"`` for the aggregates."""
         names = [str(m) for m in self.measures]
-        out = {q: dict(zip(names, row)) for q, row in zip(self.query_ids, self.values.tolist())}
+        keep = self._per_query_columns()
+        out = {q: {names[j]: row[j] for j in keep} for q, row in zip(self.query_ids, self.values.tolist())}
         out["all"] = dict(zip(names, self.aggregates))
         return out
+
+    def _per_query_columns(self) -> list[int]:
+        """The columns of measures that have per-query values (all but the system-level ones)."""
+        return [j for j, m in enumerate(self.measures) if not m.family.is_system(m)]
 
     def to_json_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: run, measures, aggregate, per_query, notes, options."""
         names = [str(m) for m in self.measures]
-        return {
+        keep = self._per_query_columns()
+        out: dict[str, Any] = {
             "run": self.run,
             "measures": names,
             "aggregate": {n: _json_float(v) for n, v in zip(names, self.aggregates)},
             "num_queries": len(self.query_ids),
             "per_query": {
-                q: {n: _json_float(v) for n, v in zip(names, row)}
+                q: {names[j]: _json_float(row[j]) for j in keep}
                 for q, row in zip(self.query_ids, self.values.tolist())
             },
             "notes": list(self.notes),
             "options": self.options,
         }
+        if len(keep) < len(names):  # system-level measures: in "aggregate" only, and said so
+            out["system"] = list(self.system)
+        return out
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The :meth:`to_json_dict` form as text."""
@@ -120,17 +156,18 @@ class Results:
     def to_arrow(self) -> pa.Table:
         """A wide table: ``query_id`` then one float64 column per measure (canonical names)."""
         cols: dict[str, Any] = {"query_id": pa.array(self.query_ids, pa.string())}
-        for j, m in enumerate(self.measures):
-            cols[str(m)] = pa.array(self.values[:, j])
+        for j in self._per_query_columns():
+            cols[str(self.measures[j])] = pa.array(self.values[:, j])
         return pa.table(cols)
 
     def to_long_arrow(self) -> pa.Table:
         """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all``."""
-        n_q, n_m = self.values.shape
+        n_q = self.values.shape[0]
         names = [str(m) for m in self.measures]
-        measure_col = [n for n in names for _ in range(n_q)] + names
-        query_col = list(self.query_ids) * n_m + ["all"] * n_m
-        value_col = np.concatenate((self.values.T.reshape(-1), np.asarray(self.aggregates, dtype=np.float64)))
+        keep = self._per_query_columns()  # (system-level measures: the "all" row only)
+        measure_col = [names[j] for j in keep for _ in range(n_q)] + names
+        query_col = list(self.query_ids) * len(keep) + ["all"] * len(names)
+        value_col = np.concatenate((self.values[:, keep].T.reshape(-1), np.asarray(self.aggregates, dtype=np.float64)))
         return pa.table(
             {
                 "run": pa.array([self.run] * len(measure_col), pa.string()),
@@ -203,9 +240,11 @@ def assemble(
     values: np.ndarray,
     notes: Sequence[str] = (),
     options: dict[str, Any] | None = None,
+    system: Mapping[int, float] | None = None,
 ) -> Results:
     """The one way a :class:`Results` is built from per-query values: the aggregate of every measure,
-    and a note for each set measure that is NA (NaN, skipped by its mean) on some queries.
+    and a note for each set measure that is NA (NaN, skipped by its mean) on some queries. ``system``
+    gives the value of each system-level measure (by column), computed on the whole run.
 
     >>> from ranklens.measures import parse_many
     >>> res = assemble("r", parse_many(["RAnWG@5"]), ["a", "b"], np.array([[1.0], [np.nan]]))
@@ -213,7 +252,10 @@ def assemble(
     (1.0, ('RAnWG@5: 1 of 2 queries NA (excluded from the mean)',))
     """
     measures = tuple(measures)
-    aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(measures))
+    aggs = tuple(
+        float((system or {}).get(j, math.nan)) if m.family.is_system(m) else aggregate(m, values[:, j])
+        for j, m in enumerate(measures)
+    )
     res = Results(run, measures, tuple(query_ids), values, aggs, tuple(notes), dict(options or {}))
     na = [note for note in na_notes(res) if note not in res.notes]
     return dataclasses.replace(res, notes=(*res.notes, *na)) if na else res
@@ -224,7 +266,7 @@ def na_counts(results: Results) -> dict[str, int]:
     return {
         str(m): int(np.count_nonzero(np.isnan(results.values[:, j])))
         for j, m in enumerate(results.measures)
-        if m.family.aggregate == "nanmean"
+        if m.family.aggregate == "nanmean" and not m.family.is_system(m)
     }
 
 

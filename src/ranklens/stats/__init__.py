@@ -12,6 +12,15 @@ the differences ``a - b``; every Monte Carlo procedure takes a ``seed`` for ``nu
 """
 
 from ranklens.stats._common import TIE_RTOL, Seed
+from ranklens.stats.agreement import (
+    ALPHA_LEVELS,
+    KAPPA_WEIGHTS,
+    Confusion,
+    cohen_kappa,
+    confusion_matrix,
+    kappa_interval,
+    krippendorff_alpha,
+)
 from ranklens.stats.bootstrap import bootstrap_interval, bootstrap_means, bootstrap_test
 from ranklens.stats.corrections import (
     CORRECTIONS,
@@ -32,7 +41,9 @@ from ranklens.stats.paired import (
     paired_test,
 )
 from ranklens.stats.pareto import dominators, front
+from ranklens.stats.ppi import MeanEstimate, normal_mean, ppi_mean, ppi_paired_difference
 from ranklens.stats.randomisation import EXACT_MAX_N, randomisation_test
+from ranklens.stats.rank_agreement import kendall_tau, tau_ap
 from ranklens.stats.rank_tests import sign_test, wilcoxon_test, win_tie_loss
 from ranklens.stats.ttest import paired_t_test, t_interval
 from ranklens.stats.tukey import AnovaTable, PairResult, TukeyResult, blocked_anova, randomised_tukey_hsd, tukey_hsd
@@ -40,13 +51,17 @@ from ranklens.stats.types import Interval, TestResult
 
 __all__ = [
     "ALL_PAIRS_TESTS",
+    "ALPHA_LEVELS",
     "CORRECTIONS",
     "EXACT_MAX_N",
     "INTERVALS",
+    "KAPPA_WEIGHTS",
     "PAIRED_TESTS",
     "TIE_RTOL",
     "AnovaTable",
+    "Confusion",
     "Interval",
+    "MeanEstimate",
     "PairResult",
     "Seed",
     "TestResult",
@@ -61,17 +76,26 @@ __all__ = [
     "canonical_correction",
     "canonical_interval",
     "canonical_test",
+    "cohen_kappa",
     "cohens_d_paired",
     "confidence_interval",
+    "confusion_matrix",
     "dominators",
     "front",
     "holm",
+    "kappa_interval",
+    "kendall_tau",
+    "krippendorff_alpha",
+    "normal_mean",
     "paired_t_test",
     "paired_test",
+    "ppi_mean",
+    "ppi_paired_difference",
     "randomisation_test",
     "randomised_tukey_hsd",
     "sign_test",
     "t_interval",
+    "tau_ap",
     "tukey_hsd",
     "wilcoxon_test",
     "win_tie_loss",

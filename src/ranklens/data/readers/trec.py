@@ -21,8 +21,12 @@ third a number) as an MS MARCO run, where ``x`` is a rank when it counts up from
 rule; ``"msmarco-rank"`` and ``"msmarco-score"`` force the third column's meaning. What was sniffed is
 said in ``Columns.notes``.
 
-Three paths, fastest first, each falling back to the next:
+Four paths, fastest first, each falling back to the next:
 
+0. a 6-column run, when the compiled tokenizer ``ranklens.data._ctrec`` is built (``pip install`` with a C
+   compiler) and ``RANKLENS_PURE`` is not set: one pass in C over the bytes. It accepts only lines it reads
+   exactly as the line scan (3.) does and hands anything else (malformed lines included) to the paths
+   below, so values and errors are theirs (``tests/data/test_compiled_parity.py``);
 1. the file uses one delimiter consistently (single spaces, or single tabs): pyarrow's multi-threaded
    CSV parser reads it as is;
 2. irregular whitespace: numpy collapses every run of whitespace to one space and trims line edges
@@ -35,6 +39,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -58,6 +64,11 @@ from ranklens.data.readers import (
 )
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
+
+try:  # the compiled tokenizer of 6-column runs (src/ranklens/data/_ctrec.c); optional, the pure path is the reference
+    from ranklens.data import _ctrec
+except ImportError:  # pragma: no cover - a build without a C compiler
+    _ctrec = None  # type: ignore[assignment]
 
 __all__ = [
     "RUN_LAYOUTS",
@@ -305,6 +316,10 @@ def _read(data: bytes, source: str, layout: _Layout) -> Columns:
     end = text_end(data)
     if end == 0:
         raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    if layout is _RUN and _ctrec is not None and not pure_only():
+        cols = _compiled_run(data, end)
+        if cols is not None:
+            return cols
     delimiter = _single_delimiter(data, end)
     if delimiter is not None:
         # only the three needed columns are converted; pyarrow still checks every line's column count.
@@ -327,6 +342,36 @@ def _read(data: bytes, source: str, layout: _Layout) -> Columns:
     lines = data.count(b"\n", 0, end) + 1
     cols = _columns(table, layout, None if table.num_rows == lines else nonblank_line_numbers(normalised))
     return dataclasses.replace(cols, extra_fields=extra) if extra else cols
+
+
+_STR_ONLY_WS = re.compile(rb"[\x1c-\x1f]")  # whitespace to str.split(), not to bytes.split()
+
+
+def pure_only() -> bool:
+    """``RANKLENS_PURE=1`` in the environment: never use the compiled tokenizer (tests, debugging)."""
+    return os.environ.get("RANKLENS_PURE", "") not in ("", "0")
+
+
+def _compiled_run(data: bytes, end: int) -> Columns | None:
+    """A 6-column run read by the compiled tokenizer, or None when it leaves the text to the pure path.
+
+    The tokenizer accepts only lines it reads exactly as :func:`_scan` does; at the first line it does
+    not accept (a malformed line, a ``nan`` score, an unusual number) it stops, and the pure path reads the
+    block again, so every value and every error message is the pure path's own.
+    """
+    nl = data.find(b"\n", 0, end)
+    first = data[: nl if nl >= 0 else end]
+    if not first.isascii() or _STR_ONLY_WS.search(first):
+        return None  # the single-delimiter path takes the tag from str.split() of this line: leave it that reading
+    out = _ctrec.tokenize_run(data, end)
+    if isinstance(out, int):
+        return None
+    q_offsets, q_data, d_offsets, d_data, scores, lines, rows, extra, tag = out
+    query = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(q_offsets), pa.py_buffer(q_data)])
+    doc = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(d_offsets), pa.py_buffer(d_data)])
+    value = from_numpy(np.frombuffer(scores, dtype=np.float64))
+    line_numbers = None if lines is None else np.frombuffer(lines, dtype=np.int64)
+    return Columns(query, doc, value, line_numbers, tag.decode(), extra)
 
 
 _DECIMAL = r"^[+-]?[0-9]{1,10}$"

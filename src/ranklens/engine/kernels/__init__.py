@@ -6,11 +6,12 @@ per evaluated query. No Python loop runs per query or per document.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-from ranklens.engine.kernels import binary, cascade, dcg, incomplete, rag, trec_extra
+from ranklens.engine.kernels import binary, cascade, dcg, incomplete, rag, recsys, trec_extra
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
@@ -48,17 +49,28 @@ def register_kernel(family: str, kernel: Kernel) -> None:
     KERNELS[family] = kernel
 
 
-def kernel_for(m: Measure) -> Kernel:
-    """The kernel of ``m``'s family.
+#: kernels that also read side inputs (``kernel(lists, m, side)``): the recommender measures
+SIDE_KERNELS: dict[str, Callable[[RankedLists, Measure, Any], Any]] = dict(recsys.RECSYS_KERNELS)
+
+
+def kernel_for(m: Measure, side: Any = None, available: Iterable[str] = ()) -> Kernel:
+    """The kernel of ``m``'s family; a recommender measure's kernel is bound to ``side`` (a
+    :class:`~ranklens.engine.kernels.recsys.RecsysInputs`), whose tables ``available`` names
+    (``"train"``, ``"items"``, ``"catalog"``).
 
     Raises:
         MeasureError: no kernel computes ``m``, or it needs inputs the ranked lists lack (its family's
             ``needs``, e.g. α-nDCG's intent-level qrels): the message says where it is computed.
     """
-    reason = m.family.unavailable(m)
+    reason = m.family.unavailable(m, available)
     if reason is not None:
         raise MeasureError(reason)
+    if m.name in SIDE_KERNELS:
+        side_kernel = SIDE_KERNELS[m.name]
+        bound = side if side is not None else recsys.RecsysInputs()
+        return lambda lists, measure: side_kernel(lists, measure, bound)
     try:
         return KERNELS[m.name]
     except KeyError:
         raise MeasureError(f"no kernel computes measure '{m}'") from None
+

@@ -8,7 +8,7 @@
       var src = document.getElementById("figure-" + div.getAttribute("data-figure"));
       if (!src) { continue; }
       var fig = JSON.parse(src.textContent);
-      window.Plotly.newPlot(div, fig.data, fig.layout, { displaylogo: false, responsive: true }).then(function (gd) {
+      window.Plotly.newPlot(div, fig.data, fig.layout, { displaylogo: false, displayModeBar: "hover", responsive: true }).then(function (gd) {
         gd.setAttribute("data-rendered", "true");
       });
     }

@@ -1,0 +1,435 @@
+"""Kernels of the recommender measures (:mod:`ranklens.measures.recsys`).
+
+They read the ranked lists and a :class:`RecsysInputs`: the side tables (training interactions, item
+catalog) as plain arrays already mapped onto the run's document codes by the Evaluator, so a kernel does
+no I/O and no id lookup. Per-list kernels return one float64 per query (NaN = NA); system-level kernels
+return one float (a 0-d value). No Python loop runs per user or per item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ranklens.engine.kernels import binary
+from ranklens.engine.kernels._common import rel_threshold, relevant, segment_cumsum, within
+from ranklens.engine.ranked import RankedLists
+from ranklens.errors import MeasureError
+from ranklens.measures.base import Measure
+
+__all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_notes"]
+
+
+@dataclass(frozen=True, eq=False)
+class RecsysInputs:
+    """The side tables of one evaluation, as arrays aligned with one :class:`RankedLists`.
+
+    Attributes:
+        num_users: U, distinct training users (0 without training data).
+        item_users: n_i per training item code (None without training data).
+        doc_item: training item code of every run document code (-1 when absent), or None.
+        query_user: training user code of every evaluated query (-1 when absent), or None.
+        train_user, train_item: the distinct training (user, item) pairs, sorted by user.
+        catalog_size: |catalog| (the ``--items`` items, else the distinct training items), or None.
+        doc_catalog: catalog code of every run document code (-1 when absent), or None.
+        doc_attr: code into the item catalog (``--items``) of every run document code, or None.
+        category: category code per catalog item (-1: none), or None.
+        features: features per catalog item (items × d), or None.
+        item_attr: item-catalog code of every training item code, or None.
+    """
+
+    num_users: int = 0
+    item_users: np.ndarray | None = None
+    doc_item: np.ndarray | None = None
+    query_user: np.ndarray | None = None
+    train_user: np.ndarray | None = None
+    train_item: np.ndarray | None = None
+    catalog_size: int | None = None
+    doc_catalog: np.ndarray | None = None
+    doc_attr: np.ndarray | None = None
+    category: np.ndarray | None = None
+    features: np.ndarray | None = None
+    doc_key: np.ndarray | None = None
+    """one code per distinct item id for every run document code (``lists.doc_ids`` names every row)"""
+    num_keys: int = 0
+    item_attr: np.ndarray | None = None
+    """code into the item catalog of every training item (-1 when absent), or None"""
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _top(lists: RankedLists, m: Measure) -> np.ndarray:
+    return within(lists, m.cutoff)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _need(value: Any, m: Measure, what: str) -> Any:
+    if value is None:
+        raise MeasureError(f"{m} needs {what}")
+    return value
+
+
+def novelty(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
+    """Mean of −log2(n_i/U) over the top-k items present in the training data; NaN when none is."""
+    n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
+    top = _top(lists, m)
+    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    known = item >= 0
+    info = np.zeros(item.shape)
+    info[known] = -np.log2(n_i[item[known]] / float(side.num_users))
+    q = lists.row_query[top]
+    total = np.bincount(q, weights=info, minlength=lists.num_queries)
+    count = np.bincount(q[known], minlength=lists.num_queries).astype(np.float64)
+    return _ratio(total, count)
+
+
+def arp(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
+    """Mean of n_i over the top-k items (0 for items absent from the training data); NaN on an empty list."""
+    n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
+    top = _top(lists, m)
+    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    pop = np.where(item >= 0, n_i[np.maximum(item, 0)], 0).astype(np.float64)
+    q = lists.row_query[top]
+    return _ratio(np.bincount(q, weights=pop, minlength=lists.num_queries), np.bincount(q, minlength=lists.num_queries).astype(np.float64))
+
+
+def _ild_on(m: Measure, side: RecsysInputs) -> str:
+    on = str(m.get("on"))
+    if on == "auto":
+        on = "features" if side.features is not None else "category" if side.category is not None else "cooccurrence"
+    if on == "cooccurrence":
+        _need(side.item_users, m, "the training interactions (--train) or an item catalog with features (--items)")
+        return on
+    if side.doc_attr is None:
+        raise MeasureError(f"{m} needs the item catalog (items=, --items) with a category or numeric features")
+    if on == "features" and side.features is None:
+        raise MeasureError(f"{m}: the item catalog has no numeric feature column")
+    if on == "category" and side.category is None:
+        raise MeasureError(f"{m}: the item catalog has no category column (category, genre …)")
+    return on
+
+
+def _unit_features(side: RecsysInputs) -> np.ndarray:
+    if "unit" not in side._cache:
+        f = np.asarray(side.features, dtype=np.float64)
+        norm = np.sqrt(np.einsum("ij,ij->i", f, f))
+        side._cache["unit"] = np.divide(f, norm[:, None], out=np.zeros_like(f), where=norm[:, None] > 0)
+    return side._cache["unit"]  # type: ignore[no-any-return]
+
+
+def ild(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
+    """1 − mean pairwise similarity over the top-k catalogue items (NaN with fewer than 2).
+
+    Features: Σ_{i<j} cos(f_i, f_j) = (‖Σ f̂_i‖² − Σ ‖f̂_i‖²)/2 (a zero vector is similar to nothing);
+    category: the pairs of equal category are Σ_c C(n_c, 2)."""
+    on = _ild_on(m, side)
+    top = _top(lists, m)
+    q = lists.row_query[top]
+    if on == "cooccurrence":
+        return 1.0 - _ratio(*_cooccurrence_pairs(lists, top, side))
+    attr = side.doc_attr[lists.docs[top]]  # type: ignore[index]
+    if on == "category":
+        cat = side.category[np.maximum(attr, 0)]  # type: ignore[index]
+        ok = (attr >= 0) & (cat >= 0)
+        q, cat = q[ok], cat[ok]
+        n = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
+        ncat = int(cat.max()) + 1 if cat.size else 1
+        per = np.bincount(q.astype(np.int64) * ncat + cat, minlength=lists.num_queries * ncat).astype(np.float64)
+        same = (per * (per - 1.0) / 2.0).reshape(lists.num_queries, ncat).sum(axis=1)
+        pairs = n * (n - 1.0) / 2.0
+        return 1.0 - _ratio(same, pairs)
+    ok = attr >= 0
+    q, unit = q[ok], _unit_features(side)[attr[ok]]
+    n = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
+    sq_of_sum = np.zeros(lists.num_queries)
+    for d in range(unit.shape[1]):
+        s = np.bincount(q, weights=unit[:, d], minlength=lists.num_queries)
+        sq_of_sum += s * s
+    self_sim = np.bincount(q, weights=np.einsum("ij,ij->i", unit, unit), minlength=lists.num_queries)
+    pairs = n * (n - 1.0) / 2.0
+    return 1.0 - _ratio((sq_of_sum - self_sim) / 2.0, pairs)
+
+
+def _item_similarity(side: RecsysInputs) -> Any:
+    """sim(i, j) = |users of i ∩ users of j| / √(n_i n_j) over the training data (scipy CSR, items × items)."""
+    if "sim" not in side._cache:
+        from scipy import sparse
+
+        n_i = side.item_users
+        b = _history(side, n_i.shape[0])  # type: ignore[union-attr]
+        scale = sparse.diags(1.0 / np.sqrt(np.maximum(n_i, 1).astype(np.float64)))  # type: ignore[arg-type]
+        side._cache["sim"] = (scale @ (b.T @ b) @ scale).tocsr()
+    return side._cache["sim"]
+
+
+def _cooccurrence_pairs(lists: RankedLists, top: np.ndarray, side: RecsysInputs) -> tuple[np.ndarray, np.ndarray]:
+    """(Σ_{i<j} sim(i, j), C(n, 2)) per query over the top-k items found in the training data."""
+    from scipy import sparse
+
+    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    q = lists.row_query[top]
+    ok = item >= 0
+    q, item = q[ok], item[ok]
+    n = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
+    s = _item_similarity(side)
+    x = sparse.csr_matrix((np.ones(q.size), (q, item)), shape=(lists.num_queries, s.shape[0]))
+    total = np.asarray((x @ s).multiply(x).sum(axis=1)).ravel()  # Σ_{i,j ∈ L} sim, self pairs included
+    return (total - n) / 2.0, n * (n - 1.0) / 2.0
+
+
+def _history(side: RecsysInputs, n_items: int) -> Any:
+    """The binary user × item training matrix (scipy CSR)."""
+    if "history" not in side._cache:
+        from scipy import sparse
+
+        tu, ti = side.train_user, side.train_item
+        shape = (int(side.num_users), n_items)
+        side._cache["history"] = sparse.csr_matrix((np.ones(tu.size), (tu, ti)), shape=shape)  # type: ignore[union-attr]
+    return side._cache["history"]
+
+
+def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
+    """Per user: mean over the top-k items i of (1 − mean_{j∈H_u} sim(i, j)) · rel(i); NaN without history."""
+    n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
+    top = _top(lists, m)
+    q = lists.row_query[top]
+    user = side.query_user[q]  # type: ignore[index]
+    rel = relevant(lists.labels[top], rel_threshold(m)).astype(np.float64)
+    tu = side.train_user
+    hist_len = np.bincount(tu, minlength=int(side.num_users)).astype(np.float64)  # type: ignore[arg-type]
+    has = user >= 0
+    h_u = np.where(has, hist_len[np.maximum(user, 0)], 0.0)
+    sim_sum = np.zeros(q.shape)
+    if str(m.get("sim")) == "features":
+        if side.features is None or side.doc_attr is None:
+            raise MeasureError(f"{m}: sim=features needs the item catalog with numeric features (items=, --items)")
+        unit = _unit_features(side)
+        # Σ_{j∈H_u} f̂_j per user, over the history items found in the catalog
+        hist_attr = side.item_attr[side.train_item]  # type: ignore[index]
+        ok = hist_attr >= 0
+        user_sum = np.zeros((int(side.num_users), unit.shape[1]))
+        np.add.at(user_sum, tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
+        row_attr = side.doc_attr[lists.docs[top]]
+        good = has & (row_attr >= 0)
+        sim_sum[good] = np.einsum("ij,ij->i", unit[row_attr[good]], user_sum[user[good]])
+    else:
+        b = _history(side, n_i.shape[0])
+        s = _item_similarity(side)
+        item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+        good = np.flatnonzero(has & (item >= 0))
+        if good.size:
+            sim_sum[good] = _history_similarity(s, side, user[good], item[good])
+    value = np.where(h_u > 0, (1.0 - sim_sum / np.maximum(h_u, 1.0)) * rel, 0.0)
+    total = np.bincount(q, weights=value, minlength=lists.num_queries)
+    count = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
+    out = _ratio(total, count)
+    no_history = np.ones(lists.num_queries, dtype=bool)
+    no_history[q[h_u > 0]] = False
+    out[no_history] = np.nan
+    return out
+
+
+def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.ndarray) -> np.ndarray:
+    """Σ_{j ∈ H_u} sim(i, j) for every (u, i): the (u, i, j) triples are formed in chunks and each sim(i, j)
+    is looked up in the sorted keys of the sparse similarity (work ∝ |top-k| · |H_u|, no user × item matrix)."""
+    n_items = s.shape[0]
+    if "sim_keys" not in side._cache:
+        s.sort_indices()
+        rows = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(s.indptr))
+        side._cache["sim_keys"] = rows * n_items + s.indices
+    keys, data = side._cache["sim_keys"], s.data
+    tu = side.train_user
+    starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # the pairs are sorted by user
+    h_len = np.diff(starts)[user]
+    out = np.zeros(user.size)
+    chunk = max(1, 4_000_000 // max(int(h_len.max(initial=1)), 1))
+    for lo in range(0, user.size, chunk):
+        hi = min(lo + chunk, user.size)
+        lens = h_len[lo:hi]
+        row = np.repeat(np.arange(hi - lo), lens)
+        first = np.repeat(starts[user[lo:hi]], lens)
+        offset = np.arange(row.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        j = side.train_item[first + offset]  # type: ignore[index]
+        key = item[lo:hi][row].astype(np.int64) * n_items + j
+        pos = np.minimum(np.searchsorted(keys, key), max(keys.size - 1, 0))
+        hit = keys[pos] == key if keys.size else np.zeros(key.size, dtype=bool)
+        out[lo:hi] = np.bincount(row, weights=np.where(hit, data[pos] if keys.size else 0.0, 0.0), minlength=hi - lo)
+    return out
+
+
+def f1(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.ndarray:
+    """2·P@k·R@k/(P@k + R@k), 0 when both are 0."""
+    p = binary.precision(lists, m)
+    r = binary.recall(lists, m)
+    out = np.zeros(p.shape)
+    np.divide(2.0 * p * r, p + r, out=out, where=(p + r) > 0)
+    return out
+
+
+def fallout(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.ndarray:
+    """Judged non-relevant items in the top k / the user's judged non-relevant items (0 when none)."""
+    rel = rel_threshold(m)
+    lab = lists.labels
+    nonrel = (lab >= 0) & (lab < rel) & _top(lists, m)
+    den = lists.num_judged_nonrelevant(rel).astype(np.float64)
+    out = np.zeros(lists.num_queries)
+    np.divide(lists.per_query_count(nonrel).astype(np.float64), den, out=out, where=den > 0)
+    return out
+
+
+def auc(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.ndarray | float:
+    """Per-user AUC (GAUC's terms); with ``pooled=true`` one AUC over every user's pairs (a float)."""
+    if m.get("pooled"):
+        return pooled_auc(lists, m)
+    rel = rel_threshold(m)
+    lab = lists.labels
+    is_rel = relevant(lab, rel)
+    is_nr = (lab >= 0) & (lab < rel)
+    r_all = lists.num_relevant(rel).astype(np.float64)
+    nr_all = lists.num_judged_nonrelevant(rel).astype(np.float64)
+    nr_ret = lists.per_query_count(is_nr).astype(np.float64)
+    r_ret = lists.per_query_count(is_rel).astype(np.float64)
+    nr_upto = segment_cumsum(is_nr.astype(np.float64), lists.offsets)
+    below = nr_ret[lists.row_query] - nr_upto
+    nr_unret = nr_all - nr_ret
+    wins = lists.per_query_sum(np.where(is_rel, below + nr_unret[lists.row_query], 0.0))
+    wins += 0.5 * (r_all - r_ret) * nr_unret
+    return _ratio(wins, r_all * nr_all)
+
+
+def pooled_auc(lists: RankedLists, m: Measure) -> float:
+    """Mann–Whitney AUC over all users' judged items by score; unlisted judged items score −∞; ties ½."""
+    rel = rel_threshold(m)
+    lab = lists.labels
+    is_rel = relevant(lab, rel)
+    is_nr = (lab >= 0) & (lab < rel)
+    pos_ret = int(is_rel.sum())
+    neg_ret = int(is_nr.sum())
+    pos = int(lists.num_relevant(rel).sum())
+    neg = int(lists.num_judged_nonrelevant(rel).sum())
+    if pos == 0 or neg == 0:
+        return float("nan")
+    scores = np.concatenate(
+        (lists.scores[is_rel], lists.scores[is_nr], np.full(pos - pos_ret + neg - neg_ret, -np.inf))
+    )
+    positive = np.zeros(scores.shape, dtype=bool)
+    positive[:pos_ret] = True
+    positive[pos_ret + neg_ret : pos_ret + neg_ret + pos - pos_ret] = True
+    ranks = _average_ranks(scores)  # ties share their average rank (−∞ ties with −∞)
+    return float((ranks[positive].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties given the mean of their ranks (scipy.stats.rankdata's ``average``)."""
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], values.size]
+    group_rank = (starts + ends + 1) / 2.0
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat(group_rank, ends - starts)
+    return ranks
+
+
+def _keys(lists: RankedLists, side: RecsysInputs | None) -> tuple[np.ndarray, int]:
+    """One code per distinct item for every run document code (``lists.doc_ids`` names every row)."""
+    if side is not None and side.doc_key is not None:
+        return side.doc_key, side.num_keys
+    return np.arange(len(lists.doc_ids)), len(lists.doc_ids)
+
+
+def _exposures(lists: RankedLists, m: Measure, side: RecsysInputs | None) -> np.ndarray:
+    """Top-k exposures per distinct item."""
+    key, n = _keys(lists, side)
+    return np.bincount(key[lists.docs[_top(lists, m)]], minlength=n).astype(np.float64)
+
+
+def _catalog_exposures(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
+    size = _need(side.catalog_size, m, "a catalog: the training interactions (--train) or the item catalog (--items)")
+    code = side.doc_catalog[lists.docs[_top(lists, m)]]  # type: ignore[index]
+    return np.bincount(code[code >= 0], minlength=size).astype(np.float64)
+
+
+def coverage(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
+    """|recommended catalogue items| / |catalog|."""
+    x = _catalog_exposures(lists, m, side)
+    return float(np.count_nonzero(x)) / x.size if x.size else float("nan")
+
+
+def entropy_coverage(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
+    """−Σ p_i log2 p_i over the recommended items."""
+    x = _exposures(lists, m, side)
+    x = x[x > 0]
+    if x.size == 0:
+        return float("nan")
+    p = x / x.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def gini(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
+    """Σ_j (2j − n − 1) x_(j) / (n Σx) over the catalog's exposure counts sorted ascending."""
+    x = np.sort(_catalog_exposures(lists, m, side))
+    n = x.size
+    if n == 0 or x.sum() == 0:
+        return float("nan")
+    j = np.arange(1, n + 1, dtype=np.float64)
+    return float(((2.0 * j - n - 1.0) * x).sum() / (n * x.sum()))
+
+
+def personalization(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
+    """1 − mean cosine of users' binary top-k vectors, from w_i = Σ_{u ∋ i} 1/√k_u (no pairs formed)."""
+    top = _top(lists, m)
+    q = lists.row_query[top]
+    k_u = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
+    users = int(np.count_nonzero(k_u))
+    if users < 2:
+        return float("nan")
+    key, n = _keys(lists, side)
+    w = np.bincount(key[lists.docs[top]], weights=1.0 / np.sqrt(k_u[q]), minlength=n)
+    pair_sum = (float((w * w).sum()) - users) / 2.0
+    return 1.0 - pair_sum / (users * (users - 1) / 2.0)
+
+
+RECSYS_KERNELS = {
+    "Novelty": novelty,
+    "ARP": arp,
+    "ILD": ild,
+    "Serendipity": serendipity,
+    "F1": f1,
+    "FallOut": fallout,
+    "AUC": auc,
+    "Coverage": coverage,
+    "EntropyCoverage": entropy_coverage,
+    "Gini": gini,
+    "Personalization": personalization,
+}
+
+
+def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
+    """What the recommender measures left out: recommended items absent from the training data
+    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
+    notes: list[str] = []
+    seen: set[tuple[str, int | None]] = set()
+    for m in measures:
+        what = {"Novelty": ("doc_item", "not in the training data: left out of Novelty"),
+                "Coverage": ("doc_catalog", "not in the catalog: not counted"),
+                "Gini": ("doc_catalog", "not in the catalog: not counted"),
+                "ILD": ("doc_attr", "not in the item catalog: left out of ILD")}.get(m.name)
+        if what is None or getattr(side, what[0]) is None:
+            continue
+        key = (what[0], m.cutoff)
+        if key in seen:
+            continue
+        seen.add(key)
+        top = _top(lists, m)
+        codes = getattr(side, what[0])[lists.docs[top]]
+        absent = int(np.count_nonzero(codes < 0))
+        if absent:
+            notes.append(f"{m}: {absent:,} of {codes.size:,} top-{m.cutoff} recommendations are of items {what[1]}")
+    return notes

@@ -1,0 +1,130 @@
+"""The LLM judge fills the labels of retrieved RAG chunks that match no reference (``read_rag(judge=...)``,
+``ranklens rag FILE --judge-endpoint …``), against the loopback server of tests/judges, through the same cache: a
+rerun sends no request, and the unjudged chunks are counted in the notes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ranklens.cli.main import cli
+from ranklens.judges import JudgeCache, OpenAIJudge, RagJudge
+from ranklens.rag import read_rag
+
+
+def _fake_module() -> Any:
+    path = Path(__file__).resolve().parents[1] / "judges" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("ranklens_tests_fake_llm", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FAKE = _fake_module()
+
+
+@pytest.fixture
+def llm_server() -> Iterator[Any]:
+    """The deterministic OpenAI-compatible server of tests/judges/conftest.py."""
+    yield from FAKE._start(FAKE.FakeServer())
+
+
+SAMPLES = [
+    # a good query: the two chunks matching no reference are graded by their [gN] markers
+    {"query_id": "q1", "query": "good capital of France?", "reference": ["The capital is Paris, France."],
+     "retrieved": ["Paris is the capital. [g3]", "Lyon is a city. [g1]", "The capital is Paris, France."]},
+    # the server answers 413: unjudged at once, never retried
+    {"query_id": "q2", "query": "too-long question", "retrieved": ["Some text [g2]", "ref two"], "reference": ["ref two"]},
+    # no query text: nothing to judge against, unjudged without a request
+    {"query_id": "q3", "retrieved": ["no query text [g2]", "ref three"], "reference": ["ref three"]},
+]
+
+
+def _samples(tmp_path: Path, rows: list[dict[str, Any]] = SAMPLES) -> Path:
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _by_rank(run: Any, qid: str) -> list[str]:
+    scores = run.to_dict()[qid]
+    return sorted(scores, key=lambda d: -scores[d])
+
+
+def test_read_rag_with_the_judge_and_its_cache(llm_server, tmp_path: Path) -> None:
+    path = _samples(tmp_path)
+    cache = JudgeCache(tmp_path / "j.sqlite")
+    judge = OpenAIJudge(llm_server.url, "test-model", retries=2, backoff=0.0, sleep=lambda s: None)
+    hook = RagJudge(judge, cache=cache)
+    qrels, run, notes = read_rag(path, judge=hook)
+    q1 = _by_rank(run, "q1")
+    labels = qrels.to_dict()
+    assert labels["q1"] == {q1[0]: 3, q1[1]: 1, q1[2]: 1}
+    assert len(labels["q2"]) == 1 and len(labels["q3"]) == 1  # the references only
+    assert "the judge graded 2 of 4 retrieved chunks matching no reference; 2 unjudged" in notes
+    assert llm_server.requests == 3  # q1: 2, q2: 1 (413), q3: none
+    assert (hook.asked, hook.from_cache, hook.unjudged, hook.no_query) == (4, 0, 2, 1)
+
+    # a rerun over the same cache: the judged chunks come from it, only the unjudged one is asked again
+    again = RagJudge(OpenAIJudge(llm_server.url, "test-model", retries=2, backoff=0.0, sleep=lambda s: None), cache=cache)
+    qrels2, _, notes2 = read_rag(path, judge=again)
+    assert qrels2.to_dict() == labels and notes2 == notes
+    assert llm_server.requests == 4 and (again.from_cache, again.unjudged) == (2, 2)
+    cache.close()
+
+
+def test_retries_then_unjudged_with_exact_accounting(llm_server, tmp_path: Path) -> None:
+    rows = [{"query_id": "a", "query": "always-500 x", "retrieved": ["t [g2]", "r"], "reference": ["r"]},
+            {"query_id": "b", "query": "malformed-once y", "retrieved": ["u [g2]", "s"], "reference": ["s"]}]
+    judge = OpenAIJudge(llm_server.url, "test-model", retries=2, backoff=0.0, sleep=lambda s: None)
+    hook = RagJudge(judge)
+    qrels, run, notes = read_rag(_samples(tmp_path, rows), judge=hook)
+    assert qrels.to_dict()["b"][_by_rank(run, "b")[0]] == 2
+    assert len(qrels.to_dict()["a"]) == 1
+    assert "the judge graded 1 of 2 retrieved chunks matching no reference; 1 unjudged" in notes
+    s = hook.summary()
+    assert (s["requests"], s["counters"]["server_errors"], s["counters"]["malformed"], s["unjudged"]) == (5, 3, 1, 1)
+
+
+def test_cli_judge_flags_and_a_rerun_sends_zero_requests(llm_server, tmp_path: Path) -> None:
+    path = _samples(tmp_path, SAMPLES[:1] + SAMPLES[2:])  # no 413 row: a second run has nothing to ask
+    cache, qrels_out = tmp_path / "j.sqlite", tmp_path / "rag.qrels"
+    args = ["rag", str(path), "--judge-endpoint", llm_server.url, "--judge-model", "test-model",
+            "--judge-cache", str(cache), "--qrels-out", str(qrels_out), "-m", "P@3", "-f", "json"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert "the judge graded 2 of 3 retrieved chunks matching no reference; 1 unjudged" in first.stderr
+    assert "judge: 3 chunks asked, 0 from cache, 1 unjudged (1 without a query text), 2 requests" in first.stderr
+    assert llm_server.requests == 2
+    written = qrels_out.read_text()
+    assert sorted(line.split()[-1] for line in written.splitlines()) == ["1", "1", "1", "3"]
+
+    second = CliRunner().invoke(cli, args)
+    assert second.exit_code == 0, second.output
+    assert llm_server.requests == 2  # all from the cache
+    assert "judge: 3 chunks asked, 2 from cache, 1 unjudged (1 without a query text), 0 requests" in second.stderr
+    assert qrels_out.read_text() == written and second.stdout == first.stdout
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--judge-endpoint", "http://127.0.0.1:9/v1"], "--judge-endpoint URL and --judge-model NAME go together"),
+    (["--judge-cache", "j.sqlite"], "go together"),
+])
+def test_cli_judge_flags_need_each_other(tmp_path: Path, extra: list[str], message: str) -> None:
+    res = CliRunner().invoke(cli, ["rag", str(_samples(tmp_path)), *extra])
+    assert res.exit_code == 2 and message in res.output
+
+
+def test_cli_judge_flags_are_refused_for_qrels_and_runs(tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 r\n")
+    res = CliRunner().invoke(cli, ["rag", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "--judge-model", "m"])
+    assert res.exit_code == 2 and "--judge-model applies to RAG sample files" in res.stderr
+    assert res.stderr.count("\n") == 1
