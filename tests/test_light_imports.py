@@ -65,3 +65,23 @@ def test_a_small_evaluation_imports_no_dataframe_library() -> None:
     loaded = {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
     assert "numpy" in loaded  # it did evaluate
     assert not loaded & {"pandas", "polars", "scipy", "plotly", "sqlalchemy", "fastapi"}
+
+
+def test_no_public_name_shadows_a_submodule() -> None:
+    """Issue 11 (V2 and its kind): ``import ranklens.x.y as m`` binds the package's attribute ``y``, so a public
+    function named like its submodule would replace the module (``ranklens.compare`` was the example)."""
+    import importlib
+    import pkgutil
+
+    import ranklens
+
+    found = []
+    packages = [ranklens] + [
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(ranklens.__path__, "ranklens.")
+        if m.ispkg and not m.name.startswith(("ranklens.spark", "ranklens.monitor.migrations"))
+    ]
+    for package in packages:
+        modules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        found += [f"{package.__name__}.{name}" for name in getattr(package, "__all__", ()) if name in modules]
+    assert not found, f"public names that are also submodule names: {found}"

@@ -14,7 +14,7 @@ from ranklens.engine.kernels.dcg import ideal_gains, row_gains
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.errors import InputError, did_you_mean
 from ranklens.measures.base import Measure
-from ranklens.measures.parse import parse_many
+from ranklens.measures.language import parse_many
 
 __all__ = ["Explanation", "explain"]
 

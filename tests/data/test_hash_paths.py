@@ -32,7 +32,7 @@ def _collection(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[st
 def _modules() -> tuple[object, object]:
     import importlib  # (``ranklens.data.run`` the attribute is not the module: import it by name)
 
-    return importlib.import_module("ranklens.data.run"), importlib.import_module("ranklens.engine.align")
+    return importlib.import_module("ranklens.data.run"), importlib.import_module("ranklens.engine.alignment")
 
 
 def _force(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:

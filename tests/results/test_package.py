@@ -32,7 +32,7 @@ def test_public_names_come_from_their_modules() -> None:
 def test_render_is_the_function_even_after_its_module_is_imported() -> None:
     import importlib
 
-    module = importlib.import_module("ranklens.results.render")
+    module = importlib.import_module("ranklens.results.rendering")
     assert callable(render) and render is module.render is results.render
     assert results.FORMATS == module.FORMATS == ("table", "json", "csv", "tsv", "trec")
 

@@ -36,7 +36,7 @@ def _is_measure(token: str) -> bool:
         if _looks_like_path(token):
             return False
         from ranklens.errors import MeasureError
-        from ranklens.measures.parse import suggest
+        from ranklens.measures.language import suggest
 
         hint = suggest(token) if str(exc).startswith("unknown measure") else f": {exc}"
         raise MeasureError(f"'{token}' is neither a measure nor a file{hint}") from None

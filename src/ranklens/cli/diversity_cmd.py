@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ranklens.cli._measure_args import expand_measure_args
-from ranklens.results.render import FORMATS, render
+from ranklens.results.rendering import FORMATS, render
 
 
 class _DiversityCommand(click.Command):

@@ -9,7 +9,7 @@ import click
 
 from ranklens.cli._common import DEFAULT_MEASURES, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
-from ranklens.results.render import FORMATS, render
+from ranklens.results.rendering import FORMATS, render
 from ranklens.cli._runs import name_option
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ranklens.cli._measure_args import MeasureArgsCommand
-from ranklens.results.render import FORMATS, render
+from ranklens.results.rendering import FORMATS, render
 
 LAYOUT_CHOICES = ("ranklens", "ragas", "llamaindex")
 MATCH_CHOICES = ("auto", "id", "text", "contains")

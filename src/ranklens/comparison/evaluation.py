@@ -22,7 +22,7 @@ def evaluate_runs(
     qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: Iterable[Measure | str] | str, policy: dict[str, Any]
 ) -> tuple[list[Measure], dict[str, Results], list[str]]:
     from ranklens.engine.evaluator import Evaluator
-    from ranklens.measures.parse import parse_many
+    from ranklens.measures.language import parse_many
 
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     if not items:

@@ -27,13 +27,13 @@ import pyarrow as pa
 
 from ranklens.data.run import Run
 from ranklens.diversity.intents import IntentQrels, read_intent_qrels
-from ranklens.engine.align import align
+from ranklens.engine.alignment import align
 from ranklens.engine.kernels.diversity import IntentPairs, alpha_ndcg_values
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.diversity import ALPHA_NDCG
-from ranklens.measures.parse import parse
+from ranklens.measures.language import parse
 from ranklens.results.core import Results, aggregate, stack_columns
 
 __all__ = ["alpha_ndcg", "evaluate_diversity"]

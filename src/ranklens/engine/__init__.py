@@ -1,6 +1,6 @@
 """The evaluation engine: align → RankedLists → kernels → Results."""
 
-from ranklens.engine.align import AlignReport, align
+from ranklens.engine.alignment import AlignReport, align
 from ranklens.engine.arrays import evaluate_arrays
 from ranklens.engine.evaluator import Evaluator, evaluate
 from ranklens.engine.policy import EvalPolicy

@@ -10,14 +10,14 @@ import numpy as np
 
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.engine.align import AlignReport, Negative, QuerySet, align
+from ranklens.engine.alignment import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
-from ranklens.measures.parse import parse_many
+from ranklens.measures.language import parse_many
 from ranklens.results.core import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]

@@ -25,7 +25,7 @@ from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.io import mark_role, open_input, run_name_of
 from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
-from ranklens.engine.align import AlignReport
+from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
 from ranklens.results.core import Results, assemble

@@ -17,7 +17,7 @@ from ranklens.judges.accounting import Price, Usage, load_prices
 from ranklens.judges.agreement import JudgeAgreement, SystemOrdering, system_ordering
 from ranklens.judges.agreement import agreement as judge_agreement
 from ranklens.judges.cache import JudgeCache, doc_hash
-from ranklens.judges.calibrate import best_cuts, calibrate
+from ranklens.judges.calibration import best_cuts, calibrate
 from ranklens.judges.embedding import Embedder, EmbeddingJudge, Thresholds, WordLlamaEmbedder
 from ranklens.judges.limits import RateLimiter
 from ranklens.judges.openai_compat import EndpointError, OpenAIJudge

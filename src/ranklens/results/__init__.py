@@ -1,10 +1,10 @@
 """Evaluation results: :class:`Results` (one run's values per query and in aggregate, :mod:`.core`), saved
 results files (:func:`write_results`, :func:`read_results`, :mod:`.io`) and their text forms (:func:`render`,
-:mod:`.render`).
+:mod:`.rendering`).
 
 Everything but the renderers is imported on first use (PEP 562), so ``import ranklens.results`` loads no
-numeric library. ``render`` is imported here, not lazily: the function keeps its name even after its module
-``ranklens.results.render`` is imported.
+numeric library. No public name is also the name of a submodule, so ``import ranklens.results.rendering``
+and ``ranklens.results.render`` always mean the module and the function.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ranklens._lazy import lazy_names
-from ranklens.results.render import FORMATS, render
+from ranklens.results.rendering import FORMATS, render
 
 if TYPE_CHECKING:
     from ranklens.results.core import Results, aggregate, assemble

@@ -44,7 +44,7 @@ def write_results(
     >>> out.read_text().splitlines()[1]
     'run,P@1,q1,1.0'
     """
-    from ranklens.results.render import render
+    from ranklens.results.rendering import render
 
     items = [results] if isinstance(results, Results) else list(results)
     path = Path(path)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.engine.align import align
+from ranklens.engine.alignment import align
 from ranklens.engine.kernels import kernel_for
 from ranklens.engine.kernels._common import segment_cumsum
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists

@@ -17,7 +17,7 @@ import numpy as np
 
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
-from ranklens.measures.parse import parse
+from ranklens.measures.language import parse
 from ranklens.measures.registry import get_family
 from ranklens.results.core import Results
 
