@@ -44,6 +44,7 @@ from ranklens.monitor.rules import (
     describe_rule,
     evaluate_rules,
     find_same_rule,
+    rule_fields,
 )
 from ranklens.monitor.schemas import (
     LIMITS,
@@ -566,23 +567,6 @@ def _dataset_json(d: Dataset) -> dict[str, Any]:
 
 
 def rule_json(rule: Rule, names: dict[int, str]) -> dict[str, Any]:
-    """A rule as the API shows it."""
-    out: dict[str, Any] = {
-        "id": rule.id,
-        "name": rule.name,
-        "kind": rule.kind,
-        "measure": rule.measure,
-        "segment": rule.segment or None,
-        "system": names.get(rule.system_id) if rule.system_id else None,
-        "enabled": rule.enabled,
-        "description": describe_rule(rule, names),
-    }
-    if rule.kind == "threshold":
-        out.update(op=rule.op, value=rule.threshold)
-    elif rule.kind == "window":
-        out.update(window_days=rule.window_days, max_drop=rule.max_drop, min_points=rule.min_points)
-    else:
-        out.update(
-            reference=names.get(rule.reference_system_id or -1), alpha=rule.alpha, test=rule.test, min_queries=rule.min_queries
-        )
-    return out
+    """A rule as the API shows it: its id, its fields as an edit takes them, and a description."""
+    fields = rule_fields(rule, names)
+    return {"id": rule.id, **fields, "name": rule.name, "description": describe_rule(rule, names)}

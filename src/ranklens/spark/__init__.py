@@ -1,0 +1,34 @@
+"""Spark backend: the engine's measures on Spark DataFrames, with exactly the in-memory engine's numbers.
+
+Two execution paths (issue 15):
+
+* ``path="arrow"`` (default): run and qrels are co-partitioned by a hash bucket of the query id in one
+  shuffle (``groupBy(bucket).cogroup(...).applyInPandas``); every bucket is evaluated by the engine's own
+  :class:`~ranklens.engine.evaluator.Evaluator`, so every measure the engine supports is available and the
+  values agree by construction.
+* ``path="sql"``: pure Spark SQL (window functions, no Python worker) for nDCG, DCG, P, R, AP, RR and
+  Success with trec_eval semantics; it runs where Python UDFs cannot (Spark Connect, serverless).
+
+Both return a :class:`SparkEvaluation`: a per-query Spark DataFrame (``query_id, measure, value``) and the
+driver-side :class:`~ranklens.results.core.Results` built with the one ``assemble``.
+
+pyspark is imported only when a function runs (``pip install 'ranklens[spark]'``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SparkEvaluation", "evaluate", "evaluate_files", "session"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("SparkEvaluation", "evaluate"):
+        from ranklens.spark import core
+
+        return getattr(core, name)
+    if name in ("evaluate_files", "session"):
+        from ranklens.spark import files
+
+        return getattr(files, name)
+    raise AttributeError(f"module 'ranklens.spark' has no attribute {name!r}")
