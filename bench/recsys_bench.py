@@ -29,34 +29,29 @@ def make(users: int, length: int, items: int, train_per_user: int, seed: int = 1
     rng = np.random.default_rng(seed)
     pop = 1.0 / np.arange(1, items + 1) ** 0.8
     pop /= pop.sum()
-    item_ids = np.char.add("i", np.arange(items).astype(str))
-    user_ids = np.char.add("u", np.arange(users).astype(str))
+    # the ids once each, then taken by int32 codes: no (rows × string) numpy array is ever made
+    item_ids = pa.array(np.char.add("i", np.arange(items).astype(str)))
+    user_ids = pa.array(np.char.add("u", np.arange(users).astype(str)))
 
-    def lists(n: int) -> np.ndarray:
+    def lists(n: int) -> pa.Array:
         # n distinct items per user: a start drawn by popularity, then a stride coprime with the catalog size
-        starts = rng.choice(items, size=users, p=pop)
-        coprime = np.array([s for s in (1, 3, 7, 11, 13, 17, 19, 23, 29, 31) if np.gcd(s, items) == 1])
+        starts = rng.choice(items, size=users, p=pop).astype(np.int32)
+        coprime = np.array([s for s in (1, 3, 7, 11, 13, 17, 19, 23, 29, 31) if np.gcd(s, items) == 1], dtype=np.int32)
         strides = rng.choice(coprime, size=users)
-        return (starts[:, None] + strides[:, None] * np.arange(n)[None, :]) % items
+        codes = strides[:, None] * np.arange(n, dtype=np.int32)[None, :]
+        codes += starts[:, None]
+        codes %= np.int32(items)
+        return item_ids.take(pa.array(codes.reshape(-1)))
 
-    run_items = lists(length)
-    run = pa.table({
-        "user": pa.array(np.repeat(user_ids, length)),
-        "item": pa.array(item_ids[run_items.reshape(-1)]),
-        "score": pa.array(rng.random(users * length)),
-    })
-    test_items = lists(5)
+    def owners(n: int) -> pa.Array:
+        return user_ids.take(pa.array(np.repeat(np.arange(users, dtype=np.int32), n)))
+
+    run = pa.table({"user": owners(length), "item": lists(length), "score": pa.array(rng.random(users * length))})
     qrels = pa.table({
-        "user": pa.array(np.repeat(user_ids, 5)),
-        "item": pa.array(item_ids[test_items.reshape(-1)]),
-        "rel": pa.array(rng.integers(0, 3, users * 5).astype(np.int64)),
+        "user": owners(5), "item": lists(5), "rel": pa.array(rng.integers(0, 3, users * 5).astype(np.int64)),
     })
-    train_items = lists(train_per_user)
-    train = pa.table({
-        "user": pa.array(np.repeat(user_ids, train_per_user)),
-        "item": pa.array(item_ids[train_items.reshape(-1)]),
-    })
-    catalog = {"item": pa.array(item_ids), "genre": pa.array(np.char.add("g", (np.arange(items) % 18).astype(str)))}
+    train = pa.table({"user": owners(train_per_user), "item": lists(train_per_user)})
+    catalog = {"item": item_ids, "genre": pa.array(np.char.add("g", (np.arange(items) % 18).astype(str)))}
     catalog.update({f"f{j}": pa.array(rng.random(items)) for j in range(8)})
     return {"run": run, "qrels": qrels, "train": train, "items": pa.table(catalog)}
 

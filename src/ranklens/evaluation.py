@@ -101,15 +101,16 @@ def evaluate_files(
             (:func:`ranklens.data.names.unique_names`).
         measures: the measures.
         policy: the evaluation policy (default :class:`EvalPolicy`); its formats and column maps read the files.
-        stream: ``None`` (default) streams 6-column TREC runs in blocks with bounded memory and reads a
-            run whole when its queries are not grouped; ``True`` streams or fails; ``False`` reads whole.
+        stream: ``None`` (default) streams 6-column TREC runs in blocks, and uncompressed Parquet runs by
+            row-group batches, with bounded memory, and reads a run whole when its queries are not grouped;
+            ``True`` streams or fails; ``False`` reads whole.
         progress: a progress display hook (:data:`ProgressHook`).
         on_note: called with every note as soon as it is known (they are also returned).
 
     Raises:
         NotGroupedError: ``stream=True`` and a run's queries are interleaved.
-        InputError: ``stream=True`` on a run that is not a 6-column TREC file, or a run shares no query
-            with the qrels.
+        InputError: ``stream=True`` on a run that is neither a 6-column TREC file nor an uncompressed
+            Parquet file, or a run shares no query with the qrels.
     """
     from ranklens.data.names import unique_names
     from ranklens.engine.evaluator import Evaluator
@@ -172,12 +173,46 @@ def evaluate_run_file(
                 raise
             if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
                 read_whole.append(path)
+    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True):
+        if not _parquet_streams(path, run_format):
+            if stream:
+                raise InputError(
+                    f"{path}: streaming reads uncompressed Parquet files from disk; this one is compressed or not "
+                    "a regular file (use --no-stream)"
+                )
+        else:
+            try:  # by row-group batches of the columns the Parquet reader reads
+                with hook(f"evaluating {os.path.basename(path)}", size) as update:
+                    return evaluate_stream(evaluator, path, progress=update, format="parquet", columns=columns)
+            except NotGroupedError:
+                if stream:
+                    raise
+                if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
+                    read_whole.append(path)
     elif stream and fmt != "trec":
-        raise InputError(f"{path}: streaming reads TREC run files; this one is {fmt} (use --no-stream)")
+        raise InputError(f"{path}: streaming reads TREC run files and Parquet files; this one is {fmt} (use --no-stream)")
     with hook(f"reading {path}", None):
         run = read_run(path, format=run_format, columns=columns)
     with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
         return evaluator(run, warn=False)
+
+
+def _parquet_streams(path: str, run_format: str | None) -> bool:
+    """A Parquet run that can be read by batches: a regular file, not gzipped, starting with ``PAR1``
+    (anything else is read whole, and the whole read says what is wrong with it)."""
+    import stat
+
+    from ranklens.data.io import format_of
+
+    if format_of(path, run_format)[1]:
+        return False
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def segment_notes(results: Sequence[Results], segment_of: Mapping[str, str]) -> list[str]:
@@ -216,12 +251,17 @@ def evaluate_systems(
     default_measures: Sequence[str],
     progress: ProgressHook | None = None,
     on_note: NoteHook | None = None,
+    engine: str = "memory",
+    spark_master: str = "local[2]",
 ) -> Systems:
     """The systems of ``ranklens compare``: every ``(given name or None, path)`` of ``runs`` is a run file
     (evaluated here) or saved results (``eval --per-query -f json|parquet``; a file of several runs gives
     several systems). ``measures`` empty means ``default_measures``, or with saved results the measures
     every one of them holds. The qrels are read only when a run needs evaluating; their notes go to
-    ``on_note`` (the runs' notes stay in their Results)."""
+    ``on_note`` (the runs' notes stay in their Results).
+
+    ``engine="spark"`` evaluates the run files on Spark (:func:`ranklens.spark.files.evaluate_run_paths`,
+    master ``spark_master``): the same Results, so the same comparison; saved results pass through as ever."""
     from ranklens.comparison import evaluation_measures
     from ranklens.data.names import unique_names
     from ranklens.engine.evaluator import Evaluator
@@ -242,8 +282,20 @@ def evaluate_systems(
                     )
             saved[i] = found
     wanted = _compare_measures(measures, [r for found in saved.values() for r in found], default_measures)
+    if engine not in ("memory", "spark"):
+        raise InputError(f"engine must be 'memory' or 'spark'; got {engine!r}")
     evaluator = None
-    if len(saved) < len(runs):
+    on_spark: dict[int, Any] = {}
+    if engine == "spark" and len(saved) < len(runs):
+        from ranklens.spark.files import evaluate_run_paths
+
+        todo = [i for i in range(len(runs)) if i not in saved]
+        found = evaluate_run_paths(
+            qrels, [runs[i][1] for i in todo], evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)),
+            policy, master=spark_master,
+        )
+        on_spark = dict(zip(todo, found))
+    elif len(saved) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(
             evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), q,
@@ -266,8 +318,11 @@ def evaluate_systems(
                 tags.append(r.run)
                 sources.append((given, path))
             continue
-        assert evaluator is not None
-        res = evaluate_run_file(evaluator, path, progress=progress)
+        if i in on_spark:
+            res = on_spark[i]
+        else:
+            assert evaluator is not None
+            res = evaluate_run_file(evaluator, path, progress=progress)
         systems.append(res)
         tags.append(res.run)
         sources.append((given, path))

@@ -118,3 +118,31 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
 def test_needs_two_runs() -> None:
     code, _, err = run("compare", QRELS, BM25)
     assert code == 2 and "at least two RUN files" in err
+
+
+def test_reads_the_qrels_once_and_streams_each_run_once(monkeypatch) -> None:
+    """Issue 12: compare re-reads nothing it already read: one qrels read, one streamed pass per run (as
+    ``eval``), no whole-file read of a run (counted at the readers, not timed)."""
+    import collections
+
+    import ranklens.data.io as io
+    import ranklens.engine.stream as stream
+
+    calls: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def counting(kind, real):
+        def wrapper(source, *args, **kwargs):
+            calls[kind, str(source)] += 1
+            return real(source, *args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(io, "read_qrels", counting("qrels", io.read_qrels))
+    monkeypatch.setattr(io, "read_run", counting("whole run", io.read_run))
+    real_stream = stream.evaluate_stream
+    monkeypatch.setattr(stream, "evaluate_stream", lambda ev, path, **kw: (calls.update([("stream", path)]),
+                                                                           real_stream(ev, path, **kw))[1])
+    code, out, err = run("compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP", "P@5", "-f", "json", "--quiet")
+    assert code == 0, err
+    assert json.loads(out)["systems"] == ["bm25", "dense"]
+    assert calls == {("qrels", QRELS): 1, ("stream", BM25): 1, ("stream", DENSE): 1}

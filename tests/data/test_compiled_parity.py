@@ -226,3 +226,42 @@ def test_random_mostly_plain_runs_read_the_same(lines: list[bytes]) -> None:
     data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
     with pytest.MonkeyPatch.context() as mp:
         assert_same(data, mp)
+
+
+# ------------------------------------------------------- the bit-mask field split of lines up to 64 bytes
+
+
+def _hashes_agree(data: bytes) -> None:
+    from ranklens.data._hashing import string_hash
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RANKLENS_PURE", "0")
+        try:
+            c = trec.read_run(data, "r.run")
+        except Exception:  # noqa: BLE001 - errors are compared by assert_same
+            return
+    if c.doc_hash is not None:
+        assert c.doc_hash.tolist() == string_hash(c.doc_id).tolist()
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(st.lists(_line(), min_size=1, max_size=8), st.sampled_from([b"\n" * 64, b" " * 70, b"\n \t" * 30]))
+def test_random_lines_read_the_same_with_room_after_them(lines: list[bytes], pad: bytes) -> None:
+    """Trailing whitespace (not part of the text) puts 64 readable bytes after every line: the bit-mask split
+    (lines of at most 64 bytes with 64 bytes of the buffer from their start) is then taken for every line."""
+    data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines) + pad
+    with pytest.MonkeyPatch.context() as mp:
+        assert_same(data, mp)
+    _hashes_agree(data)
+
+
+@pytest.mark.parametrize("width", [11, 62, 63, 64, 65, 66, 127, 128, 129])
+@pytest.mark.parametrize("sep", [b" ", b"\t", b"\r", b" \x0b\x0c "])
+def test_lines_around_64_bytes_read_the_same(width: int, sep: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = sep.join([b"q1", b"Q0", b"d", b"1", b"2.5", b"t"])
+    line = head + b"x" * max(0, width - len(head))  # the tag grows to the width
+    extra = sep.join([b"q1", b"Q0", b"d2", b"2", b"1.5", b"t", b"more"])
+    extra += b"y" * max(0, width - len(extra))
+    for data in (line + b"\n", (line + b"\n") * 3 + b"\n" * 80, (extra + b"\n" + line + b"\n") * 2 + b" " * 64):
+        assert_same(data, monkeypatch)
+        _hashes_agree(data)

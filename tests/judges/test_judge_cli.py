@@ -67,8 +67,19 @@ def test_a_refused_key_is_one_line_exit_2(llm_server, tmp_path: Path) -> None:
 
 
 def test_judge_without_a_subcommand_says_what_to_type(tmp_path: Path) -> None:
-    out = CliRunner().invoke(cli, ["judge", "pairs.jsonl", "--endpoint", "http://x/v1"])
-    assert out.exit_code == 2 and "ranklens judge run pairs.jsonl" in out.stderr
+    out = CliRunner().invoke(cli, ["judge", "missing.jsonl", "--endpoint", "http://x/v1"])
+    assert out.exit_code == 2 and "ranklens judge run missing.jsonl" in out.stderr
+
+
+def test_judge_pairs_file_is_judge_run(llm_server, tmp_path: Path) -> None:
+    """The issue's form ``ranklens judge PAIRS --endpoint … -o …`` is ``judge run PAIRS``."""
+    pairs = _write_pairs(tmp_path / "p.jsonl", ROWS[:1])
+    short = CliRunner().invoke(cli, ["judge", str(pairs), "--endpoint", llm_server.url, "--model", "m",
+                                     "-o", str(tmp_path / "a.qrels")])
+    full = CliRunner().invoke(cli, ["judge", "run", str(pairs), "--endpoint", llm_server.url, "--model", "m",
+                                    "-o", str(tmp_path / "b.qrels")])
+    assert short.exit_code == 0 == full.exit_code, short.output
+    assert (tmp_path / "a.qrels").read_text() == (tmp_path / "b.qrels").read_text() != ""
 
 
 def test_the_openai_backend_needs_endpoint_and_model(tmp_path: Path) -> None:

@@ -103,6 +103,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     (f"/projects/{P}/snapshots", {"system": "alpha", "limit": 2, "offset": 1}),
     (f"/projects/{P}/snapshots/alpha-0", {}),
     (f"/projects/{P}/snapshots/alpha-0", {"measure": "AP", "compare": "beta-0", "worst": 3}),
+    (f"/projects/{P}/rules", {}),
     (f"/projects/{P}/alerts", {}),
     (f"/projects/{P}/alerts", {"limit": 1}),
     (f"/projects/{P}/alerts", {"state": "resolved", "limit": 2}),

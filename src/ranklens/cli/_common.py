@@ -81,9 +81,12 @@ def parse_column_pairs(text: str, roles: Sequence[str], synonyms: Mapping[str, s
 
 
 _QUERY_DOC = {"query_id": "query", "qid": "query", "doc_id": "doc", "docid": "doc", "docno": "doc"}
+_USER_ITEM = {"query": "user", "query_id": "user", "qid": "user", "user_id": "user", "doc": "item", "doc_id": "item",
+              "docid": "item", "docno": "item", "item_id": "item"}
 _COLUMN_ROLES = {
     "qrels": (("query", "doc", "label"), {**_QUERY_DOC, "relevance": "label", "rel": "label", "grade": "label"}),
     "run": (("query", "doc", "score"), _QUERY_DOC),
+    "train": (("user", "item", "weight"), {**_USER_ITEM, "rating": "weight", "label": "weight", "value": "weight"}),
 }
 
 
@@ -91,7 +94,8 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
     """The callback of ``--qrels-columns``/``--run-columns``: ``query=user,doc=item,label=rating`` →
     ``columns=`` of the readers (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``)."""
     roles, synonyms = _COLUMN_ROLES[kind]
-    python_role = {"query": "query_id", "doc": "doc_id", "label": "relevance", "score": "score"}
+    python_role = {"query": "query_id", "doc": "doc_id", "label": "relevance", "score": "score", "user": "query_id",
+                   "item": "doc_id", "weight": "weight"}
 
     def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
         if value is None:
@@ -101,10 +105,28 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
     return callback
 
 
+def _items_columns(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
+    """The callback of ``--items-columns``: ``item=sku,category=genre,feature=year,feature=price`` → ``columns=``
+    of :func:`ranklens.data.interactions.read_catalog` (``feature=`` may be given once per feature column)."""
+    if value is None:
+        return None
+    roles = ("item", "category", "feature")
+    synonyms = {"doc": "item", "doc_id": "item", "item_id": "item", "features": "feature", "genre": "category"}
+    out: dict[str, str] = {}
+    for part in value.split(","):
+        ((role, column),) = parse_column_pairs(part, roles, synonyms).items()
+        if role != "feature" and role in out.values():
+            raise click.BadParameter(f"role {role!r} given twice")
+        if column in out:
+            raise click.BadParameter(f"column {column!r} given twice")
+        out[column] = role
+    return out
+
+
 #: the options of :func:`policy_options` that are :class:`EvalPolicy` fields of the same name
 _POLICY_FIELDS = (
     "missing", "negative", "judged_only", "max_docs", "rel_level", "qrels_format", "run_format", "qrels_columns",
-    "run_columns", "train", "items", "exclude_seen", "empty", "aggregate",
+    "run_columns", "train", "items", "exclude_seen", "empty", "aggregate", "train_columns", "items_columns",
 )
 
 
@@ -196,6 +218,20 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             help="The item catalog (item[, category][, numeric features]) for ILD and the catalog of Coverage/Gini.",
         ),
         click.option(
+            "--train-columns",
+            callback=_column_map("train"),
+            metavar="user=COL,item=COL,weight=COL",
+            help="Which --train columns hold the user, item and weight (query=/doc= work too); the others are "
+            "found by name.",
+        ),
+        click.option(
+            "--items-columns",
+            callback=_items_columns,
+            metavar="item=COL,category=COL,feature=COL",
+            help="Which --items columns hold the item, its category and its numeric features (feature= once "
+            "per column); without feature=, every numeric column is a feature.",
+        ),
+        click.option(
             "--exclude-seen",
             is_flag=True,
             help="Drop from each user's list the items the user has in --train before computing (a note counts them).",
@@ -239,6 +275,31 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
 
     for option in reversed(options):
         wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def engine_options(func: F) -> F:
+    """``--engine memory|spark`` and ``--spark-master URL``, passed to the command as ``engine`` and
+    ``spark_master`` (``eval``, ``compare``, ``gate``: the same numbers on either engine). ``--engine spark``
+    without pyspark prints the one-line install hint and exits 2 before the command runs."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, engine: str = "memory", **kwargs: Any) -> Any:
+        if engine == "spark":
+            import importlib.util
+
+            if importlib.util.find_spec("pyspark") is None:
+                click.echo("--engine spark needs pyspark: pip install 'ranklens[spark]'", err=True)
+                raise SystemExit(2)
+        return func(*args, engine=engine, **kwargs)
+
+    wrapper = click.option(
+        "--spark-master", default="local[2]", show_default=True, help="Spark master URL for --engine spark."
+    )(wrapper)
+    wrapper = click.option(
+        "--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
+        help="memory, or spark: evaluate on Apache Spark (pip install 'ranklens[spark]'), same numbers.",
+    )(wrapper)
     return wrapper  # type: ignore[return-value]
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ranklens.cli._common import DEFAULT_MEASURES, policy_options
+from ranklens.cli._common import DEFAULT_MEASURES, engine_options, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
 from ranklens.cli._runs import name_option
 
@@ -123,6 +123,7 @@ class CompareCommand(MeasureArgsCommand):
 )
 @name_option
 @click.option("--quiet", is_flag=True, help="No progress display and no notes about dropped queries.")
+@engine_options
 @policy_options
 def command(
     qrels: str,
@@ -142,6 +143,8 @@ def command(
     worst: int | None,
     names: tuple[str, ...],
     quiet: bool,
+    engine: str,
+    spark_master: str,
     policy: EvalPolicy,
 ) -> None:
     """Compare RUNs against QRELS with paired significance tests over queries.
@@ -157,6 +160,7 @@ def command(
       ranklens compare qrels.txt a.run b.run c.run --baseline a.run --test randomisation
       ranklens compare qrels.txt a.run b.run c.run --test tukey -f latex
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
+      ranklens compare qrels.parquet a.parquet b.parquet --engine spark
     """
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import status, wanted
@@ -172,7 +176,7 @@ def command(
     show = wanted(quiet)
     labels, systems, paths, asked = evaluate_systems(
         qrels, named, measures, policy, default_measures=DEFAULT_MEASURES, progress=progress_hook(show),
-        on_note=None if quiet else echo_note,
+        on_note=None if quiet else echo_note, engine=engine, spark_master=spark_master,
     )
     base = resolve_baseline(baseline, paths, labels)
     with status(f"comparing {len(labels)} systems", enabled=show):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ranklens.cli._common import DEFAULT_MEASURES, policy_options
+from ranklens.cli._common import DEFAULT_MEASURES, engine_options, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
 from ranklens.results.rendering import FORMATS, render
 from ranklens.cli._runs import name_option
@@ -51,12 +51,11 @@ if TYPE_CHECKING:
 @click.option(
     "--stream/--no-stream",
     default=None,
-    help="Read TREC runs in blocks with bounded memory; needs each query's rows together (how run files "
-    "are written). Default: stream TREC runs, and load the file whole if its queries are not grouped.",
+    help="Read TREC runs in blocks, and Parquet runs by row-group batches, with bounded memory; needs each "
+    "query's rows together (how run files are written). Default: stream them, and load the file whole if its "
+    "queries are not grouped.",
 )
-@click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
-              help="memory, or spark: evaluate on Apache Spark (pip install 'ranklens[spark]'), same numbers.")
-@click.option("--spark-master", default="local[2]", show_default=True, help="Spark master URL for --engine spark.")
+@engine_options
 @policy_options
 def command(
     qrels: str,
@@ -97,11 +96,7 @@ def command(
         raise InputError("--segments is shown with -f table or -f json (write per-query values for the rest)")
     if engine == "spark":  # the same FileEvaluation, computed on Spark
         import functools
-        import importlib.util
 
-        if importlib.util.find_spec("pyspark") is None:
-            click.echo("--engine spark needs pyspark: pip install 'ranklens[spark]'", err=True)
-            raise SystemExit(2)
         from ranklens.spark import evaluate_files as on_spark
 
         evaluate_files = functools.partial(on_spark, master=spark_master)  # type: ignore[assignment]

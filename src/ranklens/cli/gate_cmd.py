@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ranklens.cli._common import policy_options
+from ranklens.cli._common import engine_options, policy_options
 from ranklens.cli._runs import name_option
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ __all__ = ["command"]
 )
 @name_option
 @click.option("--quiet", is_flag=True, help="No progress display and no notes.")
+@engine_options
 @policy_options(missing="zero")
 def command(
     qrels: str,
@@ -98,6 +99,8 @@ def command(
     fmt: str,
     names: tuple[str, ...],
     quiet: bool,
+    engine: str,
+    spark_master: str,
     policy: EvalPolicy,
 ) -> None:
     """Check RUN against quality rules: exit 0 when every rule holds, 1 when one fails, 2 on bad input.
@@ -115,6 +118,7 @@ def command(
       ranklens gate qrels.txt run.txt --min nDCG@10=0.85 --min P@5=0.4
       ranklens gate qrels.txt new.run --baseline prod.run --max-drop nDCG@10=0.01 --alpha 0.05
       ranklens gate qrels.txt new.run --baseline prod.run --rules gate.toml --segments segments.tsv
+      ranklens gate qrels.parquet new.parquet --min nDCG@10=0.85 --engine spark
     """
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import wanted
@@ -157,8 +161,10 @@ def command(
     evaluator = Evaluator(
         list(dict.fromkeys(resolved.values())), q, policy=policy.replace(qrels_format=None, qrels_columns=None)
     )
-    res = gate_results(evaluator, run, progress=progress_hook(show))
-    base_res = gate_results(evaluator, baseline, progress=progress_hook(show)) if baseline else None
+    on = {"progress": progress_hook(show), "engine": engine, "spark_master": spark_master, "qrels_path": qrels,
+          "policy": policy}
+    res = gate_results(evaluator, run, **on)
+    base_res = gate_results(evaluator, baseline, **on) if baseline else None
     labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
     res = dataclasses.replace(res, run=labels[0])
     base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None

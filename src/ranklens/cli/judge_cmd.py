@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,6 +48,10 @@ class JudgeGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
+        if args and not name.startswith("-") and self.get_command(ctx, name) is None and os.path.isfile(name):
+            # ``ranklens judge PAIRS --endpoint …`` (the form) is ``ranklens judge run PAIRS …``; a
+            # subcommand name always wins, so a pairs file named ``run`` is given as ``judge run run``
+            return super().resolve_command(ctx, ["run", *args])
         if args and not name.startswith("-") and self.get_command(ctx, name) is None:
             ctx.fail(f"no subcommand '{name}' (to judge a pairs file: ranklens judge run {name} --endpoint URL "
                      f"--model NAME -o judged.qrels); subcommands: {', '.join(self.list_commands(ctx))}")

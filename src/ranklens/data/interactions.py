@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranklens.data._arrow import from_numpy, to_numpy
+from ranklens.data._arrow import to_numpy
 from ranklens.data._intern import intern_sorted, lookup
 from ranklens.data.readers import DOC_ALIASES, QUERY_ALIASES, Kind, column_roles, resolve_columns
 from ranklens.data.run import Run
@@ -345,22 +345,41 @@ def drop_seen(run: Run, train: Interactions) -> tuple[Run, int]:
     """
     if len(run) == 0:
         return run, 0
-    ucode = lookup(run.query_ids, train.users)[run.query]
-    icode = lookup(run.doc_ids, train.items)[run.doc]
-    known = (ucode >= 0) & (icode >= 0)
-    key = ucode.astype(np.int64) * max(len(train.items), 1) + icode
-    seen = np.zeros(len(run), dtype=bool)
+    ucode = lookup(run.query_ids, train.users)  # per vocabulary entry: small
+    icode = lookup(run.doc_ids, train.items)
+    doc = run.doc
     keys = train.pair_keys()
-    pos = np.searchsorted(keys, key[known])
-    pos[pos >= keys.size] = 0
-    seen[known] = keys[pos] == key[known]
-    dropped = int(seen.sum())
+    n_items = max(len(train.items), 1)
+    seen = np.zeros(len(run), dtype=bool)
+    # in chunks of rows: the int64 keys and their search positions never exist for the whole run at once
+    for lo in range(0, len(run), _CHUNK):
+        hi = min(lo + _CHUNK, len(run))
+        u = ucode[run.query[lo:hi]]
+        i = icode[doc[lo:hi]]
+        known = np.flatnonzero((u >= 0) & (i >= 0))
+        if not known.size or not keys.size:
+            continue
+        key = u[known].astype(np.int64) * n_items + i[known]
+        pos = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+        seen[lo + known[keys[pos] == key]] = True
+    dropped = int(np.count_nonzero(seen))
     if not dropped:
         return run, 0
     keep = ~seen
-    rows = from_numpy(np.flatnonzero(keep))
-    out = Run(run.query_ids, run.query[keep], run.docs.take(rows), run.score[keep], run.name, run.source, notes=run.notes)
+    del seen
+    out = Run(
+        run.query_ids, run.query[keep], run.docs.filter(pa.array(keep)), run.score[keep], run.name, run.source,
+        notes=run.notes,
+    )
+    # the kept rows' document codes, into the same (sorted) vocabulary: not interned again from the strings
+    out._cache["doc"], out._cache["doc_ids"] = doc[keep], run.doc_ids
+    if "doc_hash" in run._cache:  # (and their hashes, when the reader made them: not hashed again)
+        out._cache["doc_hash"] = run._cache["doc_hash"][keep]
     return out, dropped
+
+
+#: rows per step of :func:`drop_seen`
+_CHUNK = 1 << 22
 
 
 def check_known(train: Interactions | None, catalog: Catalog | None) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from ranklens.data._arrow import from_numpy, to_numpy
-from ranklens.data._intern import intern_sorted, to_string_array
+from ranklens.data._intern import intern_distinct, intern_grouped, to_string_array
 from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError, InputError
 
@@ -140,9 +140,9 @@ class Qrels:
         if qarr.null_count or darr.null_count:
             bad = int(np.flatnonzero(_nulls(qarr) | _nulls(darr))[0])
             raise FormatError(source, "empty query or document id", _line(line_numbers, bad))
-        qcodes, qvocab = intern_sorted(qarr)
-        dcodes, dvocab = intern_sorted(darr)
-        order = np.lexsort((dcodes, qcodes))
+        qcodes, qvocab, _ = intern_grouped(qarr)  # qrels are written query by query: intern the runs
+        dcodes, dvocab = intern_distinct(darr)  # judged documents are mostly distinct: one sort
+        order = np.argsort(qcodes.astype(np.int64) * max(len(dvocab), 1) + dcodes, kind="stable")
         qs, ds = qcodes[order], dcodes[order]
         dup = np.flatnonzero((qs[1:] == qs[:-1]) & (ds[1:] == ds[:-1]))
         if dup.size:

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._hashing import HASH_DUPLICATES_FROM_ROWS, has_repeats, pair_keys, string_hash
-from ranklens.data._intern import intern_sorted, to_string_array
+from ranklens.data._intern import intern_grouped, intern_sorted, to_string_array
 from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError
 
@@ -102,8 +102,13 @@ class Run:
         name: str = "run",
         source: str = "<run>",
         line_numbers: np.ndarray | None = None,
+        doc_hash: np.ndarray | None = None,
     ) -> Run:
-        """Build from three parallel columns. Rejects NaN scores and documents repeated within a query."""
+        """Build from three parallel columns. Rejects NaN scores and documents repeated within a query.
+
+        ``doc_hash``: the id hash of every document id (``_hashing.string_hash``), when a reader computed it
+        on the way (the compiled TREC tokenizer); otherwise it is computed on first use.
+        """
         qarr = to_string_array(query_ids)
         darr = to_string_array(doc_ids)
         sc = _float_scores(scores, source, line_numbers)
@@ -112,14 +117,18 @@ class Run:
         if qarr.null_count or darr.null_count:
             nulls = to_numpy(qarr.is_null()) | to_numpy(darr.is_null())
             raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
-        qcodes, qvocab = intern_sorted(qarr)
+        qcodes, qvocab, bounds = intern_grouped(qarr)
         run = cls(qvocab, qcodes, darr, sc, name, source)
+        if doc_hash is not None:
+            if len(doc_hash) != len(darr):
+                raise ValueError("doc_hash and the document ids differ in length")
+            run._cache["doc_hash"] = doc_hash
         if len(darr) < HASH_DUPLICATES_FROM_ROWS:
             # small: exact, on unsorted dictionary codes (no string sort, no Polars)
             encoded = pc.dictionary_encode(darr)
             codes = to_numpy(encoded.indices).astype(np.int64)
             _check_duplicates(qcodes, codes, qarr, darr, source, line_numbers, len(encoded.dictionary))
-        elif has_repeats(pair_keys(qcodes, run.doc_hash)):
+        elif has_repeats(pair_keys(qcodes, run.doc_hash), bounds):
             # big: a hash says "maybe", then confirm (and locate) on the exact ids
             _check_duplicates(qcodes, run.doc, qarr, darr, source, line_numbers, len(run.doc_ids))
         return run

@@ -19,6 +19,10 @@ from ranklens.errors import InputError, QuerySetError
 
 __all__ = ["AlignReport", "align"]
 
+#: Up to this many run query ids are mapped to qrels codes with a cached dictionary (a streamed block has
+#: hundreds); more with one ``index_in`` (its hash table costs ~10 ms per call on 10k qrels queries).
+QUERY_DICT_MAX = 4096
+
 QuerySet = Literal["intersect", "qrels", "error"]
 Negative = Literal["trec", "zero", "error"]
 Order = Literal["score", "input"]
@@ -113,20 +117,28 @@ def align(
 
     nq_qrels = qrels.num_queries
     # map the run's (small) query vocabulary onto the qrels' one, then take per row
-    qmap = lookup(run.query_ids, qrels.query_ids)
+    qmap = _query_map(run, qrels)
     rq = qmap[run.query] if run.query.size else np.empty(0, np.int32)
     keep = rq >= 0
     run_only_rows = int(keep.size - np.count_nonzero(keep))
     run_only_queries = int(np.count_nonzero(qmap < 0))
-    rows = np.flatnonzero(keep) if run_only_rows else np.arange(keep.size)
-    rq = rq[rows]
-    scores = run.score[rows]
+    if run_only_rows:
+        rows = np.flatnonzero(keep)
+        rq, scores = rq[rows], run.score[rows]
+    else:  # every row kept: no gathers
+        rows, scores = np.arange(keep.size), run.score
 
     # ONE sort: query, then score desc, then (trec) doc id desc or (input) file order among ties
     perm = _rank_order(rq, scores)
+    in_order = perm.size == 0 or (perm[0] == 0 and perm[-1] == perm.size - 1 and _is_identity(perm))
     if order == "score":
-        perm = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
-    rq, scores, rdoc = rq[perm], scores[perm], rows[perm]
+        tied = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
+        in_order = in_order and tied is perm
+        perm = tied
+    if in_order:  # already in order (a run written query by query, in rank order): no gathers
+        rdoc = rows
+    else:
+        rq, scores, rdoc = rq[perm], scores[perm], rows[perm]
 
     truncated = 0
     if max_docs is not None and rq.size:
@@ -212,20 +224,19 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     labels: np.ndarray = np.full(rows.size, NONPOOL, dtype=_label_dtype(qlabel))
     if rows.size == 0 or len(qrels) == 0:
         return labels
-    if len(run.docs) + len(qrels) < HASH_FROM_ROWS:  # the exact join interns every run row and the qrels' docs
+    if len(run.docs) + len(qrels) < HASH_FROM_ROWS and "sorted_keys" not in qrels._cache:
+        # small: the exact join interns every run row and the qrels' docs; once the qrels' keys are built
+        # (a streamed run's earlier blocks), a small block is matched on them too: no vocabulary lookup
         return _labels_exact(qrels, qlabel, run, rows, rq)
-    import polars as pl
-
-    if "keys" not in qrels._cache:
-        qkeys = pair_keys(qrels.query, string_hash(qrels.doc_strings))
-        qrels._cache["keys"] = pl.DataFrame({"k": qkeys, "i": np.arange(qkeys.size, dtype=np.int64)})
+    sorted_keys = _qrels_keys(qrels)
+    if sorted_keys is None:  # two qrels rows share a key: a collision; use the exact join
+        return _labels_exact(qrels, qlabel, run, rows, rq)
+    skeys, sorder = sorted_keys
     rkeys = pair_keys(rq, run.doc_hash[rows])
-    joined = pl.DataFrame({"k": rkeys}).join(qrels._cache["keys"], on="k", how="left", maintain_order="left")
-    if joined.height != rows.size:  # two qrels rows share a key: a collision; use the exact join
-        return _labels_exact(qrels, qlabel, run, rows, rq)
-    idx = joined["i"].fill_null(-1).to_numpy()
-    found = np.flatnonzero(idx >= 0)
-    qi = idx[found]
+    pos = np.searchsorted(skeys, rkeys)
+    np.minimum(pos, skeys.size - 1, out=pos)
+    found = np.flatnonzero(skeys[pos] == rkeys)
+    qi = sorder[pos[found]]
     same_doc = pc.equal(run.docs.take(from_numpy(rows[found])), qrels.doc_strings.take(from_numpy(qi)))
     if not (pc.all(same_doc).as_py() in (True, None) and np.array_equal(qrels.query[qi], rq[found])):
         return _labels_exact(qrels, qlabel, run, rows, rq)
@@ -233,6 +244,29 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     # a negative qrels label means "pooled but unjudged" (trec_eval RELVALUE_UNJUDGED)
     labels[found] = np.where(lab < 0, UNJUDGED, lab).astype(labels.dtype)
     return labels
+
+
+def _qrels_keys(qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
+    """The qrels' (query, document) hash keys sorted, and the qrels row of each; ``None`` when two rows
+    share a key (a collision: the caller takes the exact join). Built once per qrels object and cached."""
+    if "sorted_keys" not in qrels._cache:
+        keys = pair_keys(qrels.query, string_hash(qrels.doc_strings))
+        order = np.argsort(keys, kind="stable")
+        skeys = keys[order]
+        unique = skeys.size < 2 or not bool(np.any(skeys[1:] == skeys[:-1]))
+        qrels._cache["sorted_keys"] = (skeys, order) if unique else None
+    return qrels._cache["sorted_keys"]  # type: ignore[no-any-return]
+
+
+def _query_map(run: Run, qrels: Qrels) -> np.ndarray:
+    """The qrels code of each of the run's query ids (-1 when absent); a small run vocabulary (a streamed
+    block's) is looked up in a dictionary of the qrels' ids built once, not by a new hash table per call."""
+    if len(run.query_ids) > QUERY_DICT_MAX:
+        return lookup(run.query_ids, qrels.query_ids)
+    if "query_codes" not in qrels._cache:
+        qrels._cache["query_codes"] = {q: i for i, q in enumerate(qrels.query_ids.to_pylist())}
+    codes = qrels._cache["query_codes"]
+    return np.fromiter((codes.get(q, -1) for q in run.query_ids.to_pylist()), dtype=np.int32, count=len(run.query_ids))
 
 
 def _label_dtype(qlabel: np.ndarray) -> type:
@@ -261,6 +295,10 @@ def _rank_in_query(rq: np.ndarray, num_queries: int) -> np.ndarray:
     """0-based rank of every row within its query (rows sorted by query)."""
     counts = np.bincount(rq, minlength=num_queries)
     return np.arange(rq.size) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+
+
+def _is_identity(perm: np.ndarray) -> bool:
+    return bool(np.all(perm[1:] - perm[:-1] == 1))
 
 
 def _rank_order(rq: np.ndarray, scores: np.ndarray) -> np.ndarray:

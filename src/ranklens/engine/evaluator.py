@@ -47,7 +47,8 @@ class Evaluator:
         train: training interactions (a path, frame, dict ``{user: [items]}`` or
             :class:`~ranklens.data.interactions.Interactions`) for the recommender measures (Novelty, ARP,
             Serendipity, Coverage, Gini); read once, columns found as in qrels or named by ``train_columns``.
-        items: the item catalog (category or numeric features) for ILD, and the catalog of Coverage/Gini.
+        items: the item catalog (category or numeric features) for ILD, and the catalog of Coverage/Gini;
+            ``items_columns`` names its columns (``{"sku": "item", "genre": "category", "year": "feature"}``).
         exclude_seen: drop from each user's list the items that user has in ``train`` before anything
             is computed (a note counts the rows dropped).
         empty: users with no relevant test item: ``None`` (default: each measure's own value), ``"skip"``
@@ -83,11 +84,13 @@ class Evaluator:
         empty: str | None = None,
         aggregate: str | None = None,
         train_columns: Mapping[str, str] | None = None,
+        items_columns: Mapping[str, str] | None = None,
     ) -> None:
         keywords = dict(
             missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level,
             labels=labels, qrels_columns=qrels_columns, run_columns=run_columns, train=train, items=items,
             exclude_seen=exclude_seen, empty=empty, aggregate=aggregate, train_columns=train_columns,
+            items_columns=items_columns,
         )
         if policy is not None:
             both = [k for k, v in keywords.items() if _given(v, getattr(_DEFAULT, k))]
@@ -173,7 +176,7 @@ class Evaluator:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
             wanted = [self.measures[j] for j in idx]
-            inputs = side.inputs(lists, wanted, notes) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
+            inputs = side.inputs(lists, wanted, notes, r) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
             if side.empty is not None:
                 has_relevant = lists.num_relevant(self.rel_level if self.rel_level is not None else 1) > 0
             for j in idx:
@@ -325,7 +328,7 @@ class _SideTables:
                 self.train = read_interactions(p.train, columns=p.train_columns)
                 self.notes += [f"{self.train.source}: {n}" for n in self.train.notes]
             if p.items is not None:
-                self.catalog = read_catalog(p.items)
+                self.catalog = read_catalog(p.items, columns=p.items_columns)
             check_known(self.train, self.catalog)
         available = []
         if self.train is not None:
@@ -358,24 +361,29 @@ class _SideTables:
             )
         return r
 
-    def inputs(self, lists: RankedLists, measures: Sequence[Measure], notes: list[str]) -> Any:
+    def inputs(self, lists: RankedLists, measures: Sequence[Measure], notes: list[str], run: Run | None = None) -> Any:
         from ranklens.data._intern import intern_sorted, lookup
         from ranklens.engine.kernels.recsys import RecsysInputs, recsys_notes
 
         t, c = self.train, self.catalog
-        # lists.doc_ids holds the id of every run row: intern them once, so equal items share one code
-        key, vocab = intern_sorted(lists.doc_ids)
+        # lists.doc_ids holds the id of every run row: one int32 code per row for the distinct ids (the
+        # run's own codes when the lists name its rows, else interned here); the side tables are mapped
+        # per distinct id, never per row
+        if run is not None and lists.doc_ids is run.docs:
+            key, vocab = run.doc, run.doc_ids
+        else:
+            key, vocab = intern_sorted(lists.doc_ids)
         fields: dict[str, Any] = {"doc_key": key, "num_keys": len(vocab)}
         if t is not None:
             fields.update(
-                num_users=t.num_users, item_users=t.item_users(), doc_item=lookup(vocab, t.items)[key],
+                num_users=t.num_users, item_users=t.item_users(), doc_item=lookup(vocab, t.items),
                 query_user=lookup(lists.query_ids, t.users), train_user=t.user, train_item=t.item,
                 catalog_size=len(t.items),
             )
             fields["doc_catalog"] = fields["doc_item"]
         if c is not None:
             fields.update(
-                doc_attr=lookup(vocab, c.items)[key], category=c.category, features=c.features,
+                doc_attr=lookup(vocab, c.items), category=c.category, features=c.features,
                 catalog_size=len(c.items),
             )
             fields["doc_catalog"] = fields["doc_attr"]

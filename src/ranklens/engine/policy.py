@@ -38,7 +38,8 @@ class EvalPolicy:
         qrels_columns, run_columns: ``{column name: role}`` of files and tables with named columns.
         train: the training interactions of recommender measures (a path, frame, dict or
             :class:`~ranklens.data.interactions.Interactions`); ``train_columns`` names their columns.
-        items: the item catalog (a path, frame, dict or :class:`~ranklens.data.interactions.Catalog`).
+        items: the item catalog (a path, frame, dict or :class:`~ranklens.data.interactions.Catalog`);
+            ``items_columns`` names its columns (``{column name: "item" | "category" | "feature"}``).
         exclude_seen: drop from each user's list the items that user has in ``train`` first.
         empty: users with no relevant test item: ``None`` (as without the option: every measure's own
             value), ``"skip"`` (left out), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
@@ -71,6 +72,7 @@ class EvalPolicy:
     empty: str | None = None
     aggregate: str | None = None
     train_columns: Mapping[str, str] | None = None
+    items_columns: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         missing = _MISSING.get(self.missing) if isinstance(self.missing, str) else None
@@ -87,7 +89,7 @@ class EvalPolicy:
             raise InputError(f"empty-user policy must be skip, zero or one; got {self.empty!r}")
         if self.exclude_seen and self.train is None:
             raise InputError("exclude_seen needs the training interactions: train= (Python) or --train FILE")
-        for name in ("qrels_columns", "run_columns", "train_columns"):
+        for name in ("qrels_columns", "run_columns", "train_columns", "items_columns"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, dict(value))  # a copy: the caller's dict may change later

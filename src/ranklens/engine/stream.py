@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -45,6 +45,8 @@ class _Block:
     doc: pa.Array
     score: np.ndarray
     line: np.ndarray
+    doc_hash: np.ndarray | None = None
+    """the id hash of every document id, when the reader computed it (the compiled tokenizer)"""
 
 
 def iter_trec_blocks(
@@ -137,8 +139,16 @@ def evaluate_stream(
     name: str | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Progress | None = None,
+    format: str = "trec",
+    columns: Mapping[str, str] | None = None,
+    batch_rows: int | None = None,
 ) -> Results:
     """Evaluate the TREC run at ``path`` block by block with bounded memory; same result as one pass.
+
+    ``format="parquet"``: a Parquet run (a regular, uncompressed file), read by batches of ``batch_rows``
+    rows (default :data:`~ranklens.data.readers.parquet.DEFAULT_BATCH_ROWS`) of the columns the Parquet
+    reader reads, found as it finds them or as ``columns`` (``{column name: role}``) says; its rows, like a
+    TREC file's lines, must hold each query's rows together.
 
     >>> import tempfile, pathlib, ranklens
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.trec"
@@ -167,7 +177,10 @@ def evaluate_stream(
 
     def evaluate(block: _Block) -> None:
         nonlocal run_name
-        run = Run.from_arrays(block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line)
+        run = Run.from_arrays(
+            block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line,
+            doc_hash=block.doc_hash,
+        )
         res = block_ev.results(run, allow_empty=True)
         report = block_ev.last_report
         if report is not None:
@@ -176,22 +189,23 @@ def evaluate_stream(
         query_ids.extend(res.query_ids)
         values.append(res.values)
 
-    for cols, lines, done in iter_trec_blocks(path, block_bytes=block_bytes):
+    fix = _regroup_hint(path, format)
+    for cols, lines, done in _block_source(path, format, columns, block_bytes, batch_rows):
         if run_name is None:
             run_name = cols.tag or run_name_of(path)
         extra_fields += cols.extra_fields
-        block = _Block(_flat(cols.query_id), _flat(cols.doc_id), _floats(cols.value), lines)
+        block = _Block(_flat(cols.query_id), _flat(cols.doc_id), _floats(cols.value), lines, getattr(cols, "doc_hash", None))
         rows_read += len(block.query)
         if pending is not None:
             block = _concat(pending, block)
         complete, pending = _split_last_query(block)
         if complete is not None:
-            _check_grouped(complete, closed, path)
+            _check_grouped(complete, closed, path, fix)
             evaluate(complete)
         if progress is not None:
             progress(done, rows_read)
     if pending is not None:
-        _check_grouped(pending, closed, path)
+        _check_grouped(pending, closed, path, fix)
         evaluate(pending)
 
     seen_in_qrels = set(query_ids)
@@ -245,11 +259,13 @@ def _concat(a: _Block, b: _Block) -> _Block:
         pa.concat_arrays([a.doc, b.doc]),
         np.concatenate((a.score, b.score)),
         np.concatenate((a.line, b.line)),
+        None if a.doc_hash is None or b.doc_hash is None else np.concatenate((a.doc_hash, b.doc_hash)),
     )
 
 
 def _take(b: _Block, lo: int, hi: int) -> _Block:
-    return _Block(b.query[lo:hi], b.doc[lo:hi], b.score[lo:hi], b.line[lo:hi])
+    h = None if b.doc_hash is None else b.doc_hash[lo:hi]
+    return _Block(b.query[lo:hi], b.doc[lo:hi], b.score[lo:hi], b.line[lo:hi], h)
 
 
 def _starts(query: pa.Array) -> np.ndarray:
@@ -269,7 +285,42 @@ def _split_last_query(b: _Block) -> tuple[_Block | None, _Block | None]:
     return (_take(b, 0, tail) if tail > 0 else None), _take(b, tail, n)
 
 
-def _check_grouped(b: _Block, closed: set[str], path: str) -> None:
+def _block_source(
+    path: str, format: str, columns: Mapping[str, str] | None, block_bytes: int, batch_rows: int | None
+) -> Iterator[tuple[Columns, np.ndarray, int]]:
+    """Where the blocks come from: the lines of a TREC run, or the row batches of a Parquet run."""
+    if format == "trec":
+        if columns is not None:
+            raise InputError(f"{path}: columns= names the columns of CSV, TSV, JSON Lines and Parquet files, not TREC runs")
+        return iter_trec_blocks(path, block_bytes=block_bytes)
+    if format != "parquet":
+        raise InputError(f"{path}: streaming reads TREC run files and Parquet files; this one is {format} (use --no-stream)")
+    from ranklens.data.readers import column_roles
+    from ranklens.data.readers.parquet import DEFAULT_BATCH_ROWS, iter_parquet_blocks
+
+    try:
+        mapping = column_roles(columns, RUN, path)
+    except FormatError as e:
+        raise mark_role(e, "run") from None
+    return _as_run_input(iter_parquet_blocks(path, RUN, mapping=mapping, batch_rows=batch_rows or DEFAULT_BATCH_ROWS))
+
+
+def _as_run_input(blocks: Iterator[tuple[Columns, np.ndarray, int]]) -> Iterator[tuple[Columns, np.ndarray, int]]:
+    try:
+        yield from blocks
+    except FormatError as e:
+        mark_role(e, "run")  # the CLI names --run-format in its hints, as for TREC blocks
+        raise
+
+
+def _regroup_hint(path: str, format: str) -> str:
+    """How to make the rows of each query contiguous, for the not-grouped error."""
+    if format == "parquet":
+        return "Sort the rows by query (a stable sort keeps each ranking's order)"
+    return f"Sort the file by query (e.g. sort -s -k1,1 {os.path.basename(path)})"
+
+
+def _check_grouped(b: _Block, closed: set[str], path: str, fix: str | None = None) -> None:
     starts = _starts(b.query)
     ids = b.query.take(from_numpy(starts)).to_pylist()
     seen_here: set[str] = set()
@@ -278,8 +329,7 @@ def _check_grouped(b: _Block, closed: set[str], path: str) -> None:
             raise NotGroupedError(
                 path,
                 f"query '{qid}' appears again after other queries; streaming reads the rows of each query "
-                f"together. Sort the file by query (e.g. sort -s -k1,1 {os.path.basename(path)}) or load it "
-                "whole with --no-stream",
+                f"together. {fix or _regroup_hint(path, 'trec')} or load it whole with --no-stream",
                 int(b.line[pos]),
             )
         seen_here.add(qid)

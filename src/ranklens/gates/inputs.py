@@ -16,11 +16,24 @@ if TYPE_CHECKING:
 __all__ = ["gate_results", "saved_as_run"]
 
 
-def gate_results(evaluator: Evaluator, path: str, *, progress: ProgressHook | None = None) -> Results:
+def gate_results(
+    evaluator: Evaluator,
+    path: str,
+    *,
+    progress: ProgressHook | None = None,
+    engine: str = "memory",
+    spark_master: str = "local[2]",
+    qrels_path: str | None = None,
+    policy: Any = None,
+) -> Results:
     """The Results of the run at ``path`` (read whole, with the run format and columns of
     ``evaluator.policy``) or of the saved results there (:func:`saved_as_run`). A run that answers no qrels
     query is bad input under any policy (with ``missing="zero"`` it would score 0 everywhere, and a lenient
-    rule would pass it)."""
+    rule would pass it).
+
+    ``engine="spark"`` evaluates a run file on Spark (master ``spark_master``) against the qrels file
+    ``qrels_path`` read with ``policy`` (its formats and column maps): the same Results as the in-memory
+    engine's. Saved results are fitted to ``evaluator``'s qrels either way."""
     from ranklens.data.io import read_run
     from ranklens.engine.evaluator import nothing_evaluated
     from ranklens.evaluation import no_progress
@@ -28,6 +41,16 @@ def gate_results(evaluator: Evaluator, path: str, *, progress: ProgressHook | No
 
     if path != "-" and os.path.isfile(path) and looks_like_results(path):
         return saved_as_run(evaluator, path)
+    if engine == "spark":
+        from ranklens.spark.files import evaluate_run_paths
+
+        if qrels_path is None:
+            raise InputError("engine='spark' needs qrels_path (the qrels file Spark reads)")
+        (res,) = evaluate_run_paths(
+            qrels_path, [path], list(evaluator.measures), policy if policy is not None else evaluator.policy,
+            master=spark_master, require_shared=True,
+        )
+        return res
     hook = progress or no_progress
     with hook(f"reading {path}", None):
         r = read_run(path, format=evaluator.policy.run_format, columns=evaluator.policy.run_columns)

@@ -11,7 +11,7 @@ can be called in-process::
     >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
     2026
     >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
-    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/rules']
+    ['/api/v1/projects/{project}/datasets']
 """
 
 from __future__ import annotations
@@ -222,7 +222,9 @@ PAGES: tuple[Page, ...] = (
         SnapshotQuery, snapshot_data,
     ),
     Page("/api/v1/projects/{project}/datasets", None, None, NoQuery, datasets_data),
-    Page("/api/v1/projects/{project}/rules", None, None, NoQuery, rules_data),
+    # the rules page lists the rules; its static script (rules.js) adds, edits and disables them through the
+    # JSON write routes with the bearer token the user typed (kept in sessionStorage, never in a cookie)
+    Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data),
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data),
     Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, private=True),
 )

@@ -6,6 +6,7 @@ import io
 from collections.abc import Sequence
 
 from ranklens.comparison import Comparison, ComparisonRow
+from ranklens.comparison.rows import is_system
 from ranklens.report._format import (
     DOWN,
     DOWN_RAW,
@@ -65,7 +66,8 @@ def render_table(
         con.print(table)
 
     for measure in comparison.measures:
-        pairwise(f"{measure} — all queries", comparison.select(measure=measure), segment=False)
+        scope = "system-level (one value per run): no paired test, no p-value" if is_system(measure) else "all queries"
+        pairwise(f"{measure} — {scope}", comparison.select(measure=measure), segment=False)
     if comparison.segments:
         for measure in comparison.measures:
             rows = comparison.select(measure=measure, overall=False)

@@ -132,6 +132,15 @@ def _cells(r: Results, values: Sequence[float], columns: Sequence[int]) -> list[
     return [_short(values[j], r.measures[j].family.aggregate == "sum") for j in columns]
 
 
+#: the mark after the name of a system-level measure in the table, and the footnote that explains it
+SYSTEM_MARK = " †"
+SYSTEM_FOOTNOTE = "† system-level: one value per run, no per-query values"
+
+
+def _label(m: Any) -> str:
+    return str(m) + SYSTEM_MARK if m.family.is_system(m) else str(m)
+
+
 def render_table(
     results: Sequence[Results],
     *,
@@ -142,6 +151,7 @@ def render_table(
     """A readable table: one column per run (aggregates), or per query rows with ``--per-query``, or per
     segment rows with ``segments``. A table wider than ``width`` (default: the terminal's) is split into
     blocks of columns, each repeating the first column, so no value is lost and no line is wrapped.
+    System-level measures (Coverage@k, Gini@k …) are marked ``†`` and a footnote says what that means.
 
     >>> import ranklens
     >>> res = ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1", "RR", "NumRet"])
@@ -189,7 +199,7 @@ def render_table(
                     t = Table(title=title, title_justify="left")
                     t.add_column(first, overflow="fold")
                     for j in columns:
-                        number_column(t, str(r.measures[j]))
+                        number_column(t, _label(r.measures[j]))
                     for q, row in rows:
                         t.add_row(q, *_cells(r, row, columns))
                     t.add_section()
@@ -209,11 +219,13 @@ def render_table(
             t.add_row("queries", *(str(len(results[i].query_ids)) for i in columns), style="dim")
             for j, m in enumerate(measures):
                 t.add_row(
-                    str(m),
+                    _label(m),
                     *(_short(results[i].aggregates[j], m.family.aggregate == "sum") for i in columns),
                 )
             return t
 
         for t in column_blocks(con, width, make_wide, len(results)):
             con.print(t)
+    if any(m.family.is_system(m) for r in results for m in r.measures):
+        con.print(SYSTEM_FOOTNOTE, markup=False, highlight=False)
     return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())

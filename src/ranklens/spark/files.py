@@ -11,7 +11,7 @@ from typing import Any
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
 
-__all__ = ["evaluate_files", "read_qrels_df", "read_run_df", "session"]
+__all__ = ["evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session"]
 
 
 def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: str = "ranklens") -> Any:
@@ -72,6 +72,44 @@ def _fields(spark: Any, path: str) -> Any:
     return lines.select(F.split(F.col("line"), r"\s+").alias("w"))
 
 
+def evaluate_run_paths(
+    qrels: str,
+    runs: Sequence[str],
+    measures: Sequence[Any] | str,
+    policy: EvalPolicy | None = None,
+    *,
+    master: str = "local[2]",
+    path: str = "arrow",
+    require_shared: bool = False,
+) -> list[Any]:
+    """The Results of every run file of ``runs`` on Spark, the qrels read once: each named by its TREC tag
+    (or its file stem: Parquet has no tag) and holding its own notes, as the in-memory engine's Results of a
+    file are before the naming rule (:func:`ranklens.data.names.unique_names`) runs over several.
+
+    ``require_shared``: a run sharing no query with the qrels is an :class:`InputError` under any policy
+    (the gate's rule: with ``missing="zero"`` it would otherwise score 0 everywhere)."""
+    from ranklens.data.names import file_stem
+    from ranklens.engine.evaluator import nothing_evaluated
+    from ranklens.spark.core import QRELS_ROLES, RUN_ROLES, evaluate, select_roles
+
+    policy = policy if policy is not None else EvalPolicy()
+    spark = session(master)
+    qdf = read_qrels_df(spark, qrels, policy)
+    df_policy = policy.replace(qrels_format=None, run_format=None)
+    results = []
+    for run_path in runs:
+        rdf, tag = read_run_df(spark, run_path, policy)
+        if require_shared:
+            run_q = select_roles(rdf, policy.run_columns, RUN_ROLES, "run").select("query_id").distinct()
+            qrels_q = select_roles(qdf, policy.qrels_columns, QRELS_ROLES, "qrels").select("query_id").distinct()
+            if run_q.join(qrels_q, "query_id").limit(1).count() == 0:
+                raise InputError(nothing_evaluated(run_path, qrels_q.count(), run_q.count()))
+        ev = evaluate(rdf, qdf, measures, policy=df_policy, path=path, name=tag or file_stem(run_path), warn=False)
+        results.append(ev.results)
+        ev.unpersist()
+    return results
+
+
 def evaluate_files(
     qrels: str,
     runs: Sequence[tuple[str | None, str]],
@@ -89,21 +127,14 @@ def evaluate_files(
     (``stream`` and ``progress`` are accepted for the same call shape and ignored: Spark reads in partitions)."""
     import dataclasses
 
-    from ranklens.data.names import file_stem, unique_names
+    from ranklens.data.names import unique_names
     from ranklens.evaluation import FileEvaluation
-    from ranklens.spark.core import evaluate
 
-    policy = policy if policy is not None else EvalPolicy()
-    spark = session(master)
-    qdf = read_qrels_df(spark, qrels, policy)
-    df_policy = policy.replace(qrels_format=None, run_format=None)
+    found = evaluate_run_paths(qrels, [p for _, p in runs], measures, policy, master=master, path=path)
     results, notes = [], []
-    for given, run_path in runs:
-        rdf, tag = read_run_df(spark, run_path, policy)
-        name = given or tag or file_stem(run_path)
-        ev = evaluate(rdf, qdf, measures, policy=df_policy, path=path, name=name, warn=False)
-        res = ev.results
-        ev.unpersist()
+    for (given, run_path), res in zip(runs, found):
+        if given:
+            res = dataclasses.replace(res, run=given)
         for note in (f"{run_path}: {n}" for n in res.notes):
             notes.append(note)
             if on_note:

@@ -95,6 +95,16 @@ def scipy_stats() -> ModuleType:
     return scipy.stats
 
 
+def scipy_special() -> ModuleType:
+    """``scipy.special``, imported lazily (a fraction of ``scipy.stats``' import time: the t-test needs only
+    its ``stdtr``/``stdtrit``, which ``scipy.stats.t`` calls); says how to install it when absent."""
+    try:
+        import scipy.special
+    except ImportError:
+        raise MissingDependencyError("scipy", "stats", "significance testing") from None
+    return scipy.special
+
+
 def rows_per_batch(width: int, budget: int = 1 << 20) -> int:
     """How many rows of ``width`` float64 values fit a ~8 MB working batch."""
     return max(1, budget // max(1, width))

@@ -97,7 +97,9 @@ class Columns:
     ``line_numbers[i]`` is the 1-based line (or row) of row ``i``; ``None`` means row ``i`` is line ``i+1``.
     ``tag`` is the run tag found in the input (TREC column 6), if any; ``extra_fields`` the number of
     lines with words after it (ignored, as trec_eval ignores them); ``notes`` what the reader assumed
-    (a sniffed layout), passed on to ``Qrels.notes`` / ``Run.notes``.
+    (a sniffed layout), passed on to ``Qrels.notes`` / ``Run.notes``. ``doc_hash`` is the id hash
+    (``ranklens.data._hashing.string_hash``) of every ``doc_id`` when the reader computed it on the way (the
+    compiled TREC tokenizer), else ``None``; whoever changes ``doc_id`` must drop it.
     """
 
     query_id: object
@@ -107,6 +109,7 @@ class Columns:
     tag: str | None = None
     extra_fields: int = 0
     notes: tuple[str, ...] = ()
+    doc_hash: np.ndarray | None = None
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"

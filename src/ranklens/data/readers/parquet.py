@@ -7,9 +7,11 @@ any type (they are compared as strings). In messages the "line" of a row is its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
 from typing import BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -18,7 +20,11 @@ from ranklens.data.readers import Columns, Kind, resolve_columns, table_columns
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["read_parquet", "write_parquet"]
+__all__ = ["DEFAULT_BATCH_ROWS", "iter_parquet_blocks", "read_parquet", "write_parquet"]
+
+#: rows per batch when a Parquet run is streamed (measured on the 10M-row M run: 0.29–0.31 GB peak and the
+#: time of 1 << 19 rows, which peaked at 0.34 GB, 1 << 20 at 0.47 GB)
+DEFAULT_BATCH_ROWS = 1 << 18
 
 
 def read_parquet(
@@ -38,17 +44,86 @@ def read_parquet(
         raise FormatError(display, "expected a Parquet file, got an empty file")
     try:
         with pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else source) as handle:
-            names = handle.schema_arrow.names
-            q, d, v = resolve_columns(names, kind, display, mapping=mapping)
-            table = handle.read(columns=[names[q], names[d], names[v]], use_threads=True)
+            table = handle.read(columns=_needed(handle, kind, display, mapping), use_threads=True)
     except FormatError:
         raise
     except (pa.ArrowException, OSError, ValueError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise FormatError(display, f"expected a Parquet file: {first}") from None
+        raise _not_parquet(display, e) from None
     if table.num_rows == 0:
         raise FormatError(display, "expected at least one row, got none")
     return table_columns(table, kind, display, mapping)
+
+
+def iter_parquet_blocks(
+    path: str, kind: Kind, *, mapping: Mapping[str, str] | None = None, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> Iterator[tuple[Columns, np.ndarray, int]]:
+    """Yield ``(columns, row_numbers, bytes_read)`` for consecutive batches of the Parquet file at ``path``
+    (a regular, uncompressed file), read with ``ParquetFile.iter_batches``: only the three columns
+    :func:`read_parquet` reads, found and checked as it finds and checks them, so a batch holds what the
+    whole read holds for its rows. Row numbers (the "line" of messages) are 1-based rows of the whole file;
+    ids come as Arrow strings and values as float64 (a bad value is an error naming its row), so batches
+    concatenate. ``bytes_read`` is the file size times the share of rows read (for a progress display).
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from ranklens.data.readers import RUN
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
+    >>> pq.write_table(pa.table({"qid": ["q1", "q1", "q2"], "docno": ["a", "b", "c"], "sim": [2.0, 1.0, 1.0]}), path)
+    >>> [(c.query_id.to_pylist(), rows.tolist()) for c, rows, _ in iter_parquet_blocks(path, RUN, batch_rows=2)]
+    [(['q1', 'q1'], [1, 2]), (['q2'], [3])]
+    """
+    from ranklens.data._intern import to_string_array
+    from ranklens.data.run import _float_scores
+
+    size = os.path.getsize(path)
+    try:
+        # column chunks read through a 1 MiB buffer, not pre-buffered whole: measured on the 10M-row M run,
+        # 1.4 s and 0.20 GB peak for all its batches against 2.9 s and 0.31 GB with pyarrow's pre-buffering
+        handle = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise _not_parquet(path, e) from None
+    with handle:
+        total = handle.metadata.num_rows
+        columns = _needed(handle, kind, path, mapping)
+        batches = handle.iter_batches(batch_size=max(1, batch_rows), columns=columns, use_threads=True)
+        first = 1
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError, ValueError) as e:
+                raise _not_parquet(path, e) from None
+            if batch is None:
+                break
+            n = batch.num_rows
+            if n == 0:
+                continue
+            rows = np.arange(first, first + n, dtype=np.int64)
+            try:
+                cols = table_columns(pa.Table.from_batches([batch]), kind, path, mapping)
+                query, doc = to_string_array(cols.query_id), to_string_array(cols.doc_id)
+            except FormatError as e:
+                raise FormatError(path, e.detail, None if e.line is None else e.line + first - 1) from None
+            except (pa.ArrowException, OverflowError) as e:
+                raise FormatError(path, f"cannot build {kind.name}: {_first_line(e)}") from None  # (as the whole read)
+            value = _float_scores(cols.value, path, rows)  # (the whole read's conversion and messages)
+            first += n
+            yield Columns(query, doc, value, rows), rows, size if total <= 0 else size * (first - 1) // total
+    if first == 1:
+        raise FormatError(path, "expected at least one row, got none")
+
+
+def _needed(handle: pq.ParquetFile, kind: Kind, display: str, mapping: Mapping[str, str] | None) -> list[str]:
+    """The names of the query, document and value columns, found as the readers find them."""
+    names = handle.schema_arrow.names
+    q, d, v = resolve_columns(names, kind, display, mapping=mapping)
+    return [names[q], names[d], names[v]]
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _not_parquet(display: str, e: BaseException) -> FormatError:
+    return FormatError(display, f"expected a Parquet file: {_first_line(e)}")
 
 
 def write_parquet(container: Qrels | Run, out: BinaryIO) -> None:

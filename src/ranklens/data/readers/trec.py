@@ -366,12 +366,13 @@ def _compiled_run(data: bytes, end: int) -> Columns | None:
     out = _ctrec.tokenize_run(data, end)
     if isinstance(out, int):
         return None
-    q_offsets, q_data, d_offsets, d_data, scores, lines, rows, extra, tag = out
+    q_offsets, q_data, d_offsets, d_data, scores, lines, rows, extra, tag, hashes = out
     query = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(q_offsets), pa.py_buffer(q_data)])
     doc = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(d_offsets), pa.py_buffer(d_data)])
     value = from_numpy(np.frombuffer(scores, dtype=np.float64))
     line_numbers = None if lines is None else np.frombuffer(lines, dtype=np.int64)
-    return Columns(query, doc, value, line_numbers, tag.decode(), extra)
+    doc_hash = np.frombuffer(hashes, dtype=np.uint64)  # the id hash of _hashing.string_hash, on the way
+    return Columns(query, doc, value, line_numbers, tag.decode(), extra, doc_hash=doc_hash)
 
 
 _DECIMAL = r"^[+-]?[0-9]{1,10}$"

@@ -16,6 +16,8 @@ from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 
+__all__ = ["KERNELS", "SIDE_KERNELS", "Kernel", "kernel_for", "register_kernel"]
+
 Kernel = Callable[[RankedLists, Measure], np.ndarray]
 
 KERNELS: dict[str, Kernel] = {

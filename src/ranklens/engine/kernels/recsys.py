@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ranklens.engine.kernels import binary
-from ranklens.engine.kernels._common import rel_threshold, relevant, segment_cumsum, within
+from ranklens.engine.kernels._common import rel_threshold, relevant, within
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
@@ -29,12 +29,12 @@ class RecsysInputs:
     Attributes:
         num_users: U, distinct training users (0 without training data).
         item_users: n_i per training item code (None without training data).
-        doc_item: training item code of every run document code (-1 when absent), or None.
+        doc_item: training item code of every document key (``doc_key``; -1 when absent), or None.
         query_user: training user code of every evaluated query (-1 when absent), or None.
         train_user, train_item: the distinct training (user, item) pairs, sorted by user.
         catalog_size: |catalog| (the ``--items`` items, else the distinct training items), or None.
-        doc_catalog: catalog code of every run document code (-1 when absent), or None.
-        doc_attr: code into the item catalog (``--items``) of every run document code, or None.
+        doc_catalog: catalog code of every document key (-1 when absent), or None.
+        doc_attr: code into the item catalog (``--items``) of every document key, or None.
         category: category code per catalog item (-1: none), or None.
         features: features per catalog item (items × d), or None.
         item_attr: item-catalog code of every training item code, or None.
@@ -52,11 +52,16 @@ class RecsysInputs:
     category: np.ndarray | None = None
     features: np.ndarray | None = None
     doc_key: np.ndarray | None = None
-    """one code per distinct item id for every run document code (``lists.doc_ids`` names every row)"""
+    """int32: one key per distinct item id for every run document code (``lists.doc_ids`` names every row);
+    ``doc_item``, ``doc_attr`` and ``doc_catalog`` are indexed by key (a few per catalog item, not per row)"""
     num_keys: int = 0
     item_attr: np.ndarray | None = None
     """code into the item catalog of every training item (-1 when absent), or None"""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def rows(self, table: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """``table`` (``doc_item``, ``doc_attr`` or ``doc_catalog``) at the run document codes ``docs``."""
+        return table[self.doc_key[docs]]  # type: ignore[index]
 
 
 def _top(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -79,7 +84,7 @@ def novelty(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     """Mean of −log2(n_i/U) over the top-k items present in the training data; NaN when none is."""
     n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
     top = _top(lists, m)
-    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
     known = item >= 0
     info = np.zeros(item.shape)
     info[known] = -np.log2(n_i[item[known]] / float(side.num_users))
@@ -93,7 +98,7 @@ def arp(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     """Mean of n_i over the top-k items (0 for items absent from the training data); NaN on an empty list."""
     n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
     top = _top(lists, m)
-    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
     pop = np.where(item >= 0, n_i[np.maximum(item, 0)], 0).astype(np.float64)
     q = lists.row_query[top]
     return _ratio(np.bincount(q, weights=pop, minlength=lists.num_queries), np.bincount(q, minlength=lists.num_queries).astype(np.float64))
@@ -133,7 +138,7 @@ def ild(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     q = lists.row_query[top]
     if on == "cooccurrence":
         return 1.0 - _ratio(*_cooccurrence_pairs(lists, top, side))
-    attr = side.doc_attr[lists.docs[top]]  # type: ignore[index]
+    attr = side.rows(side.doc_attr, lists.docs[top])  # type: ignore[arg-type]
     if on == "category":
         cat = side.category[np.maximum(attr, 0)]  # type: ignore[index]
         ok = (attr >= 0) & (cat >= 0)
@@ -145,13 +150,16 @@ def ild(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
         pairs = n * (n - 1.0) / 2.0
         return 1.0 - _ratio(same, pairs)
     ok = attr >= 0
-    q, unit = q[ok], _unit_features(side)[attr[ok]]
+    q, attr = q[ok], attr[ok]
+    unit = _unit_features(side)
     n = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
     sq_of_sum = np.zeros(lists.num_queries)
-    for d in range(unit.shape[1]):
-        s = np.bincount(q, weights=unit[:, d], minlength=lists.num_queries)
+    for d in range(unit.shape[1]):  # one feature at a time: no (rows × features) matrix
+        s = np.bincount(q, weights=unit[attr, d], minlength=lists.num_queries)
         sq_of_sum += s * s
-    self_sim = np.bincount(q, weights=np.einsum("ij,ij->i", unit, unit), minlength=lists.num_queries)
+    if "unit_norm2" not in side._cache:
+        side._cache["unit_norm2"] = np.einsum("ij,ij->i", unit, unit)
+    self_sim = np.bincount(q, weights=side._cache["unit_norm2"][attr], minlength=lists.num_queries)
     pairs = n * (n - 1.0) / 2.0
     return 1.0 - _ratio((sq_of_sum - self_sim) / 2.0, pairs)
 
@@ -172,7 +180,7 @@ def _cooccurrence_pairs(lists: RankedLists, top: np.ndarray, side: RecsysInputs)
     """(Σ_{i<j} sim(i, j), C(n, 2)) per query over the top-k items found in the training data."""
     from scipy import sparse
 
-    item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+    item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
     q = lists.row_query[top]
     ok = item >= 0
     q, item = q[ok], item[ok]
@@ -215,13 +223,13 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
         ok = hist_attr >= 0
         user_sum = np.zeros((int(side.num_users), unit.shape[1]))
         np.add.at(user_sum, tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
-        row_attr = side.doc_attr[lists.docs[top]]
+        row_attr = side.rows(side.doc_attr, lists.docs[top])
         good = has & (row_attr >= 0)
         sim_sum[good] = np.einsum("ij,ij->i", unit[row_attr[good]], user_sum[user[good]])
     else:
         b = _history(side, n_i.shape[0])
         s = _item_similarity(side)
-        item = side.doc_item[lists.docs[top]]  # type: ignore[index]
+        item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
         good = np.flatnonzero(has & (item >= 0))
         if good.size:
             sim_sum[good] = _history_similarity(s, side, user[good], item[good])
@@ -245,10 +253,10 @@ def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.n
         side._cache["sim_keys"] = rows * n_items + s.indices
     keys, data = side._cache["sim_keys"], s.data
     tu = side.train_user
-    starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # the pairs are sorted by user
+    starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]  # sorted by user
     h_len = np.diff(starts)[user]
     out = np.zeros(user.size)
-    chunk = max(1, 4_000_000 // max(int(h_len.max(initial=1)), 1))
+    chunk = max(1, 1_000_000 // max(int(h_len.max(initial=1)), 1))
     for lo in range(0, user.size, chunk):
         hi = min(lo + chunk, user.size)
         lens = h_len[lo:hi]
@@ -288,17 +296,21 @@ def auc(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.
     if m.get("pooled"):
         return pooled_auc(lists, m)
     rel = rel_threshold(m)
-    lab = lists.labels
-    is_rel = relevant(lab, rel)
-    is_nr = (lab >= 0) & (lab < rel)
+    # over the judged rows only (a few per user), in rank order: no float array over every row
+    judged = np.flatnonzero(lists.labels >= 0)
+    j_rel = lists.labels[judged] >= rel
+    j_nr = ~j_rel
+    jq = lists.row_query[judged]
+    n = lists.num_queries
     r_all = lists.num_relevant(rel).astype(np.float64)
     nr_all = lists.num_judged_nonrelevant(rel).astype(np.float64)
-    nr_ret = lists.per_query_count(is_nr).astype(np.float64)
-    r_ret = lists.per_query_count(is_rel).astype(np.float64)
-    nr_upto = segment_cumsum(is_nr.astype(np.float64), lists.offsets)
-    below = nr_ret[lists.row_query] - nr_upto
+    nr_ret = np.bincount(jq[j_nr], minlength=n)
+    r_ret = np.bincount(jq[j_rel], minlength=n).astype(np.float64)
+    # judged non-relevant rows ranked above each row of its query (an integer count: exact)
+    nr_above = np.cumsum(j_nr) - j_nr - (np.cumsum(nr_ret) - nr_ret)[jq]
     nr_unret = nr_all - nr_ret
-    wins = lists.per_query_sum(np.where(is_rel, below + nr_unret[lists.row_query], 0.0))
+    below = (nr_ret[jq] - nr_above)[j_rel] + nr_unret[jq[j_rel]]
+    wins = np.bincount(jq[j_rel], weights=below, minlength=n).astype(np.float64)
     wins += 0.5 * (r_all - r_ret) * nr_unret
     return _ratio(wins, r_all * nr_all)
 
@@ -352,7 +364,7 @@ def _exposures(lists: RankedLists, m: Measure, side: RecsysInputs | None) -> np.
 
 def _catalog_exposures(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     size = _need(side.catalog_size, m, "a catalog: the training interactions (--train) or the item catalog (--items)")
-    code = side.doc_catalog[lists.docs[_top(lists, m)]]  # type: ignore[index]
+    code = side.rows(side.doc_catalog, lists.docs[_top(lists, m)])  # type: ignore[arg-type]
     return np.bincount(code[code >= 0], minlength=size).astype(np.float64)
 
 
@@ -428,7 +440,7 @@ def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[
             continue
         seen.add(key)
         top = _top(lists, m)
-        codes = getattr(side, what[0])[lists.docs[top]]
+        codes = side.rows(getattr(side, what[0]), lists.docs[top])
         absent = int(np.count_nonzero(codes < 0))
         if absent:
             notes.append(f"{m}: {absent:,} of {codes.size:,} top-{m.cutoff} recommendations are of items {what[1]}")
