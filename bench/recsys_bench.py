@@ -1,6 +1,6 @@
 """The ``recsys`` scenario (issue 16): every recommender measure against nDCG@10 alone.
 
-    python -m bench.recsys_bench --users 1000000 --list 100     # the issue's size (needs ~20 GB of RAM)
+    python -m bench.recsys_bench --users 1000000 --list 100     # the issue's size (~16 GB peak RSS)
     python -m bench.recsys_bench --users 50000                  # a smaller run: the ratio is what matters
 
 Data (seeded, in memory, so reading files is not what is measured): ``users`` users with a ranked list of

@@ -38,6 +38,7 @@ def hostile_pages(p: str) -> list[str]:
         f"/projects/{p}/ab?a={s}&b=plain&segment={g}",
         f"/projects/{p}/snapshots",
         f"/projects/{p}/snapshots/h1?compare=h2",
+        f"/projects/{p}/rules",  # rows rebuilt by rules.js from the JSON, with textContent
         f"/projects/{p}/alerts",
         "/webhooks",
     ]

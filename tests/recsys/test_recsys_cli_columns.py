@@ -134,3 +134,20 @@ def test_compare_table_shows_both_values_and_the_difference_without_a_p_value(tm
     # system, baseline, n, mean base, mean sys, Δ, Δ%, CI, p, p (holm), d, W/T/L, marker
     base, sys_, delta = float(cells[3]), float(cells[4]), float(cells[5])
     assert abs((sys_ - base) - delta) < 1e-3 and cells[8] == "—" and cells[9] == "—" and cells[-1] == ""
+
+
+def test_serendipity_reads_the_same_similarities_from_the_dense_and_the_sparse_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from ranklens.engine.kernels import recsys as kernels
+
+    rng = np.random.default_rng(5)
+    users, items = [f"u{i}" for i in range(60)], [f"i{i}" for i in range(40)]
+    train = {u: list(rng.choice(items, size=int(rng.integers(1, 9)), replace=False)) for u in users}
+    qrels = {u: {str(i): int(rng.integers(0, 3)) for i in rng.choice(items, size=4, replace=False)} for u in users}
+    run = {u: {str(i): float(rng.random()) for i in rng.choice(items, size=15, replace=False)} for u in users}
+    measures = ["Serendipity@10", "Serendipity(rel=2)@5"]
+    dense = ranklens.Evaluator(measures, qrels, train=train)(run, warn=False)
+    monkeypatch.setattr(kernels, "_DENSE_SIM_MAX", 0)
+    sparse = ranklens.Evaluator(measures, qrels, train=train)(run, warn=False)
+    assert np.array_equal(dense.values, sparse.values, equal_nan=True) and dense.values.size

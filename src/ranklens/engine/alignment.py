@@ -173,20 +173,22 @@ def align(
         )
     evaluated = np.ones(nq_qrels, dtype=bool) if query_set == "qrels" else present
     # drop rows of non-evaluated queries (none: every row's query is present) and re-index queries
-    qindex = np.cumsum(evaluated) - 1
     sel_counts = counts[evaluated]
     offsets = np.concatenate(([0], np.cumsum(sel_counts))).astype(np.int64)
 
-    # ideal: all judged labels per evaluated query, sorted descending
-    qoff = qrels.offsets
-    ideal_rows_mask = evaluated[qrels.query]
-    iq = qindex[qrels.query[ideal_rows_mask]]
-    il = qlabel[ideal_rows_mask]
-    idoc = qrels.doc[ideal_rows_mask]
+    # ideal: all judged labels per evaluated query, sorted descending. The qrels rows are sorted by query:
+    # the evaluated queries' rows are ranges of them, gathered in O(those rows), not by a mask over all
+    # the qrels (a streamed block evaluates a few hundred of them)
+    qoff = _qrels_offsets(qrels)
+    ev_q = np.flatnonzero(evaluated)
+    ideal_counts = qoff[ev_q + 1] - qoff[ev_q]
+    ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
+    ideal_rows = np.repeat(qoff[ev_q] - ideal_offsets[:-1], ideal_counts) + np.arange(ideal_offsets[-1])
+    iq = np.repeat(np.arange(ev_q.size), ideal_counts)
+    il = qlabel[ideal_rows]
+    idoc = qrels.doc[ideal_rows]
     real = qlabel.dtype.kind == "f"
     iperm = np.lexsort((-il if real else -il.astype(np.int64), iq))
-    ideal_counts = np.diff(qoff)[evaluated]
-    ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
 
     lists = RankedLists(
         query_ids=qrels.query_ids.filter(from_numpy(np.asarray(evaluated))),
@@ -256,6 +258,15 @@ def _qrels_keys(qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
         unique = skeys.size < 2 or not bool(np.any(skeys[1:] == skeys[:-1]))
         qrels._cache["sorted_keys"] = (skeys, order) if unique else None
     return qrels._cache["sorted_keys"]  # type: ignore[no-any-return]
+
+
+def _qrels_offsets(qrels: Qrels) -> np.ndarray:
+    """``qrels.offsets``, computed once per qrels object (read-only)."""
+    if "offsets" not in qrels._cache:
+        off = qrels.offsets
+        off.flags.writeable = False
+        qrels._cache["offsets"] = off
+    return qrels._cache["offsets"]  # type: ignore[no-any-return]
 
 
 def _query_map(run: Run, qrels: Qrels) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -99,7 +100,10 @@ def evaluate(
         run_df: columns ``query_id, doc_id, score`` (other names through ``policy.run_columns``).
         qrels_df: columns ``query_id, doc_id, relevance`` (``policy.qrels_columns``).
         measures: measure names or values, as for :class:`~ranklens.engine.evaluator.Evaluator`.
-        policy: the :class:`EvalPolicy` (missing queries, negative labels, ``-J``, ``-M``, labels, column maps).
+        policy: the :class:`EvalPolicy` (missing queries, negative labels, ``-J``, ``-M``, labels, column maps;
+            the recommender side: ``train``, ``items``, ``exclude_seen``, ``empty``, ``aggregate``, read once on
+            the driver and broadcast with the statistics derived from them; system-level measures are computed
+            on the driver over every user's top-k list — the Arrow path only).
         segments: a ``{query: segment}`` mapping or a Spark DataFrame ``query_id, segment``
             (:meth:`SparkEvaluation.by_segment`).
         path: ``"arrow"`` (the engine per hash bucket: every measure) or ``"sql"`` (pure Spark SQL: nDCG,
@@ -114,7 +118,8 @@ def evaluate(
     Raises:
         DuplicateError: a duplicated pair (the message names it).
         InputError: no query is evaluated (empty inputs included): an error, never NaN.
-        MeasureError: ``path="sql"`` and a measure the SQL path does not compute (use ``path="arrow"``).
+        MeasureError: ``path="sql"`` and a measure the SQL path does not compute, or the recommender side
+            tables and policies (use ``path="arrow"``).
     """
     require_pyspark()
     if path not in PATHS:
@@ -126,6 +131,10 @@ def evaluate(
         measures, Qrels.from_arrays([], [], [], label_kind=label_kind),
         policy=policy.replace(qrels_columns=None, run_columns=None, qrels_format=None, run_format=None),
     )
+    if path == "sql":
+        from ranklens.spark.sql import check_sql_side
+
+        check_sql_side(probe, policy)
     run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run")
     qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels")
     if check_duplicates:
@@ -135,12 +144,13 @@ def evaluate(
         from ranklens.spark.sql import evaluate_sql
 
         per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy)
-    else:
-        per_query, qids, values, stats, persisted = evaluate_arrow(run, qrels, probe, policy, buckets)
+        side: list[Any] = []
+    else:  # (and the bucket notes merged, the system-level values computed on the driver)
+        per_query, qids, values, stats, persisted, *side = evaluate_arrow(run, qrels, probe, policy, buckets)
     stats = stats if isinstance(stats, list) else [stats]  # one per ranking order (the Arrow path)
     if policy.missing == "error" and stats[0]["qrels_only_queries"]:
         raise_missing(run, qrels, stats[0]["qrels_only_queries"], name)
-    res = finish(name, probe, policy, qids, values, stats)
+    res = finish(name, probe, policy, qids, values, stats, *side)
     if warn:
         warn_notes(res.notes, f"{res.run}: ")
     segment_of = None
@@ -199,16 +209,27 @@ def raise_missing(run: Any, qrels: Any, count: int, name: str) -> None:
 
 def finish(
     name: str, probe: Evaluator, policy: EvalPolicy, qids: list[str], values: np.ndarray,
-    stats: list[Mapping[str, int]],
+    stats: list[Mapping[str, int]], side_notes: Mapping[str, list[str]] | None = None,
+    system: Mapping[int, float] | None = None,
 ) -> Results:
-    """The driver-side Results: queries in bytewise order, the AlignReports' notes (one report per ranking
-    order, merged as the Evaluator merges them), the one ``assemble``."""
+    """The driver-side Results: queries in bytewise order, the notes in the Evaluator's order (the side
+    tables' and exclude-seen's, then per ranking order its AlignReport's, merged as the Evaluator merges them,
+    and the recommender notes; the empty-user note last), the system-level values, the one ``assemble``.
+    ``side_notes``: the merged bucket notes by phase (``"pre"``, ``"recsys:<order>"``, ``"empty"``)."""
     if not qids:
         first = stats[0]
         raise InputError(nothing_evaluated(f"<{name} DataFrame>", int(first["qrels_queries"]), int(first["run_queries"])))
     order = sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8"))
+    phases = side_notes or {}
     notes: list[str] = []
-    for counts in stats:
+
+    def add(msgs: Iterable[str]) -> None:
+        notes.extend(m for m in msgs if m not in notes)
+
+    if probe._side.active:
+        add(probe._side.notes)
+    add(phases.get("pre", ()))
+    for o, counts in enumerate(stats):
         report = AlignReport(
             run_only_queries=int(counts["run_only_queries"]),
             run_only_rows=int(counts["run_only_rows"]),
@@ -217,8 +238,10 @@ def finish(
             truncated_rows=int(counts["truncated_rows"]),
             removed_unjudged_rows=int(counts["removed_unjudged_rows"]),
         )
-        notes.extend(msg for msg in report.messages() if msg not in notes)
-    return assemble(name, probe.measures, [qids[i] for i in order], values[order], notes, probe.options())
+        add(report.messages())
+        add(phases.get(f"recsys:{o}", ()))
+    add(phases.get("empty", ()))
+    return assemble(name, probe.measures, [qids[i] for i in order], values[order], notes, probe.options(), system)
 
 
 # ── the Arrow path ──────────────────────────────────────────────────────────────────────────────────────
@@ -230,46 +253,193 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     spark = run.sparkSession
     n = int(buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
     names = [str(m) for m in probe.measures]
-    # missing="error" is decided on the driver over all buckets (a bucket sees only its own queries)
+    # missing="error" is decided on the driver over all buckets (a bucket sees only its own queries); the side
+    # tables, read once on the driver by the probe, reach the buckets as one broadcast (not the policy's paths)
     bucket_policy = policy.replace(
         missing="skip" if policy.missing == "error" else policy.missing,
         qrels_columns=None, run_columns=None, qrels_format=None, run_format=None,
+        train=None, items=None, train_columns=None, items_columns=None, exclude_seen=False,
     )
+    side = probe._side
+    shared = None
+    if side.train is not None or side.catalog is not None:
+        stats_once = train_statistics(probe)
+        shared = spark.sparkContext.broadcast((side.train, side.catalog, side.exclude_seen, stats_once))
+    plan = system_plan(probe.measures)
     bucket = F.pmod(F.xxhash64("query_id"), F.lit(n)).alias("_bucket")
     r = run.select(bucket, "*", F.monotonically_increasing_id().alias("_row"))
     q = qrels.select(bucket, "*")
-    schema = "kind int, query_id string, measure int, value double"
+    schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
     # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's
     top = qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
-    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top)
+    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan)
     with warnings.catch_warnings():  # pyspark 3.5 checks the pandas version with distutils' LooseVersion
         warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
         out = r.groupBy("_bucket").cogroup(q.groupBy("_bucket")).applyInPandas(fn, schema).persist()
     rows = out.collect()
+    if shared is not None:
+        shared.unpersist()
     errors = [row for row in rows if row["kind"] == 2]
     if errors:
         raise _rebuild_error(errors[0]["query_id"])
     per_order: dict[int, dict[str, int]] = {}
     index: dict[str, int] = {}
     cells: list[tuple[int, int, float]] = []
+    listed: list[Any] = []
+    notes: dict[str, dict[str, list[Any]]] = {}
     for row in rows:
-        if row["kind"] == 1:
+        kind = row["kind"]
+        if kind == 1:
             o, i = divmod(row["measure"], len(STATS))
             counts = per_order.setdefault(o, dict.fromkeys(STATS, 0))
             counts[STATS[i]] += int(row["value"])
-        elif row["kind"] == 0:
+        elif kind == 0:
             i = index.setdefault(row["query_id"], len(index))
             cells.append((i, row["measure"], row["value"]))
+        elif kind in (3, 4):
+            listed.append(row)
+        elif kind == 5:
+            entry = notes.setdefault(row["query_id"], {}).setdefault(row["doc_id"], [row["measure"], 0, 0, row["value"] is None])
+            entry[0] = min(entry[0], row["measure"])
+            if not entry[3]:
+                entry[1] += int(row["value"])
+                entry[2] += int(row["label"])
     values = np.full((len(index), len(names)), np.nan)
     for i, j, v in cells:
         values[i, j] = np.nan if v is None else v
     label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
     per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
     stats = [per_order[o] for o in sorted(per_order)] or [dict.fromkeys(STATS, 0)]
-    return per_query, list(index), values, stats, out
+    system = system_values(probe, plan, listed, run_name="run") if plan else {}
+    return per_query, list(index), values, stats, out, merge_notes(notes), system
 
 
-def _bucket_function(measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None) -> Any:
+# ── system-level measures: the bucket's top-k rows (and judged rows for the pooled AUC), the kernels on the driver
+
+
+def measure_orders(measures: tuple[Measure, ...]) -> list[list[int]]:
+    """The measure indices of every ranking order, in the Evaluator's order (``score`` / ``input`` ties)."""
+    from ranklens.engine.evaluator import _ties
+
+    by_order: dict[str, list[int]] = {}
+    for j, m in enumerate(measures):
+        by_order.setdefault("input" if _ties(m) == "input" else "score", []).append(j)
+    return list(by_order.values())
+
+
+def system_plan(measures: tuple[Measure, ...]) -> dict[int, tuple[list[int], int | None, bool, bool]]:
+    """``{order: (system measures, rows kept per list (None: all), any top-k measure, a pooled AUC)}``: what a
+    bucket sends the driver of every ranking order that has a system-level measure."""
+    plan = {}
+    for o, idx in enumerate(measure_orders(measures)):
+        sys_idx = [j for j in idx if measures[j].family.is_system(measures[j])]
+        if not sys_idx:
+            continue
+        pooled = any(measures[j].name == "AUC" for j in sys_idx)
+        listed = [measures[j].cutoff for j in sys_idx if measures[j].name != "AUC"]
+        depth = None if any(c is None for c in listed) else max((int(c) for c in listed if c is not None), default=0)
+        plan[o] = (sys_idx, depth, bool(listed), pooled)
+    return plan
+
+
+def bucket_lists_rows(lists: Any, o: int, depth: int | None, top_k: bool, pooled: bool) -> list[tuple]:
+    """Rows ``(3, query, position, score, doc, label)`` of the top ``depth`` of every list (and, for the pooled
+    AUC, its judged rows below), in rank order; ``(4, query, order, label)`` for every judged label."""
+    import pyarrow as pa
+
+    keep = np.zeros(lists.labels.shape[0], dtype=bool)
+    if top_k:
+        keep |= np.ones(keep.shape, dtype=bool) if depth is None else lists.rank0 < depth
+    if pooled:
+        keep |= lists.labels >= 0
+    rows = np.flatnonzero(keep)
+    qi = lists.row_query[rows]
+    # position within the kept rows of its query (kept rows stay in rank order)
+    first = np.searchsorted(qi, qi, side="left")
+    pos = np.arange(rows.size) - first
+    qids = lists.query_ids.take(pa.array(qi)).to_pylist()
+    docs = lists.doc_ids.take(pa.array(lists.docs[rows])).to_pylist()
+    out: list[tuple] = list(zip(
+        [3] * rows.size, qids, (pos * 64 + o).tolist(), lists.scores[rows].tolist(), docs,
+        lists.labels[rows].astype(np.float64).tolist(),
+    ))
+    if pooled:
+        iq = lists.query_ids.take(pa.array(lists.ideal_query)).to_pylist()
+        out.extend((4, q, o, float(v), None, None) for q, v in zip(iq, lists.ideal_labels.tolist()))
+    return out
+
+
+def system_values(probe: Evaluator, plan: Mapping[int, Any], rows: list[Any], run_name: str) -> dict[int, float]:
+    """The system-level values, by the engine's kernels on the ranked lists the buckets sent (every user's)."""
+    import pyarrow as pa
+
+    from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
+    from ranklens.engine.ranked import RankedLists
+
+    dtype = np.float64 if probe.labels == "float" else np.int32
+    out: dict[int, float] = {}
+    for o, (sys_idx, _depth, _top, _pooled) in plan.items():
+        listed = [(r["query_id"], r["measure"] // 64, r["value"], r["doc_id"], r["label"])
+                  for r in rows if r["kind"] == 3 and r["measure"] % 64 == o]
+        ideal = [(r["query_id"], r["value"]) for r in rows if r["kind"] == 4 and r["measure"] == o]
+        qids = sorted({x[0] for x in listed} | {x[0] for x in ideal}, key=lambda q: q.encode("utf-8"))
+        at = {q: i for i, q in enumerate(qids)}
+        listed.sort(key=lambda x: (at[x[0]], x[1]))
+        ideal.sort(key=lambda x: (at[x[0]], -x[1]))
+        n = len(qids)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount([at[x[0]] for x in listed], minlength=n), out=offsets[1:])
+        ideal_offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount([at[x[0]] for x in ideal], minlength=n), out=ideal_offsets[1:])
+        lists = RankedLists(
+            query_ids=pa.array(qids, pa.string()), offsets=offsets,
+            labels=np.array([x[4] for x in listed], dtype=np.float64).astype(dtype),
+            scores=np.array([x[2] for x in listed], dtype=np.float64),
+            docs=np.arange(len(listed), dtype=np.int32), doc_ids=pa.array([x[3] for x in listed], pa.string()),
+            ideal_offsets=ideal_offsets, ideal_labels=np.array([x[1] for x in ideal], dtype=np.float64).astype(dtype),
+            ideal_docs=np.zeros(len(ideal), dtype=np.int32), qrels_doc_ids=pa.array([], pa.string()), run_name=run_name,
+        )
+        wanted = [probe.measures[j] for j in sys_idx]
+        side = probe._side
+        inputs = side.inputs(lists, wanted, [], None) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
+        for j, m in zip(sys_idx, wanted):
+            out[j] = float(kernel_for(m, inputs, side.available)(lists, m))
+    return out
+
+
+# ── the bucket notes: counts "X of Y" summed over the buckets, the rest as they are
+
+
+_COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*)")
+
+
+def note_counts(note: str) -> tuple[str, int | None, int | None]:
+    """``(template, X, Y)`` of a note with one count ``X of Y`` (``\x00`` marks it), else ``(note, None, None)``."""
+    found = _COUNT.findall(note)
+    if len(found) != 1:
+        return note, None, None
+    return _COUNT.sub("\x00", note, count=1), int(found[0][0].replace(",", "")), int(found[0][1].replace(",", ""))
+
+
+def merge_notes(phases: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, list[str]]:
+    """The notes of every phase, in the buckets' order, their counts summed (a recommender note only when it
+    counts something: ``recsys:`` phases list every note a bucket could give, with the count it gave)."""
+    out: dict[str, list[str]] = {}
+    for phase, found in phases.items():
+        texts = []
+        for template, (_, x, y, verbatim) in sorted(found.items(), key=lambda kv: kv[1][0]):
+            if verbatim:
+                texts.append(template)
+            elif x or not phase.startswith("recsys:"):
+                texts.append(template.replace("\x00", f"{x:,} of {y:,}", 1))
+        out[phase] = texts
+    return out
+
+
+def _bucket_function(
+    measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
+    plan: Mapping[int, Any] | None = None,
+) -> Any:
     """The function applied to every co-grouped bucket (pickled to the Python workers with its closure)."""
 
     def evaluate_group(key: Any, run_pdf: Any, qrels_pdf: Any) -> Any:
@@ -277,12 +447,17 @@ def _bucket_function(measures: list[str], policy: EvalPolicy, label_kind: str, t
 
         from ranklens.errors import FormatError, RanklensError
 
-        columns = ["kind", "query_id", "measure", "value"]
+        columns = ["kind", "query_id", "measure", "value", "doc_id", "label"]
         try:
-            return pd.DataFrame(evaluate_bucket(run_pdf, qrels_pdf, measures, policy, label_kind, top), columns=columns)
+            p, once = policy, None
+            if shared is not None:
+                train, catalog, exclude_seen, once = shared.value
+                p = policy.replace(train=train, items=catalog, exclude_seen=exclude_seen)
+            rows = evaluate_bucket(run_pdf, qrels_pdf, measures, p, label_kind, top, plan, once)
+            return pd.DataFrame([row + (None,) * (6 - len(row)) for row in rows], columns=columns)
         except RanklensError as e:
             detail = (type(e).__name__, e.source, e.detail) if isinstance(e, FormatError) else (type(e).__name__, "", str(e))
-            return pd.DataFrame([(2, "\x1f".join(detail), 0, 0.0)], columns=columns)
+            return pd.DataFrame([(2, "\x1f".join(detail), 0, 0.0, None, None)], columns=columns)
 
     return evaluate_group
 
@@ -291,6 +466,8 @@ class _GlobalTopEvaluator(Evaluator):
     """The engine's Evaluator, with the top label of the whole qrels instead of the bucket's."""
 
     top_label: float | None = None
+    reports: list[AlignReport]
+    lists: list[Any]
 
     def _align(self, run: Any, order: str) -> Any:
         lists, report = super()._align(run, order)
@@ -298,15 +475,94 @@ class _GlobalTopEvaluator(Evaluator):
         if self.top_label is not None:
             top = float(self.top_label) if lists.ideal_labels.dtype.kind == "f" else int(self.top_label)
             lists = dataclasses.replace(lists, top_label=top, _cache={})
+        self.lists.append(lists)
         return lists, report
 
 
+def train_statistics(probe: Evaluator) -> dict[str, Any]:
+    """The statistics of the side tables alone that the kernels derive (n_i, kept on the Interactions; the
+    item-item co-occurrence similarity and the user x item history; the unit feature vectors), computed once
+    on the driver by the kernels' own functions, for the buckets' RecsysInputs (``_cache``): no bucket
+    recomputes a global statistic. Only what the measures use."""
+    from ranklens.engine.kernels import recsys as kernels
+
+    t, c = probe._side.train, probe._side.catalog
+    if t is not None:
+        t.item_users()  # (cached on the Interactions: sent with them)
+    features = c is not None and c.features is not None
+    category = c is not None and c.category is not None
+    need_sim = need_unit = False
+    for m in probe.measures:
+        if m.name == "ILD":
+            on = str(m.get("on"))
+            on = ("features" if features else "category" if category else "cooccurrence") if on == "auto" else on
+            need_sim |= on == "cooccurrence"
+            need_unit |= on == "features"
+        elif m.name == "Serendipity":
+            by_features = str(m.get("sim")) == "features"
+            need_sim |= not by_features
+            need_unit |= by_features
+    side = kernels.RecsysInputs(
+        num_users=t.num_users if t is not None else 0, item_users=t.item_users() if t is not None else None,
+        train_user=t.user if t is not None else None, train_item=t.item if t is not None else None,
+        features=c.features if c is not None else None,
+    )
+    if need_sim and t is not None:
+        kernels._item_similarity(side)
+    if need_unit and features:
+        kernels._unit_features(side)
+    return dict(side._cache)
+
+
+def _watch_side(ev: _GlobalTopEvaluator, once: Mapping[str, Any] | None = None) -> list[tuple[str, list[str], list[str] | None]]:
+    """The notes each step of the side tables adds in one bucket, by phase: ``pre`` (exclude-seen; the side
+    tables' own notes are the driver's), ``recsys:<order>`` (with every note the step could give, all items
+    absent: the counts' totals) and ``empty``."""
+    from ranklens.engine.kernels.recsys import recsys_notes
+
+    side = ev._side
+    found: list[tuple[str, list[str], list[str] | None]] = []
+    before_align, inputs, apply_empty = side.before_align, side.inputs, side.apply_empty
+
+    def watched_before(r: Any, notes: list[str]) -> Any:
+        start = len(notes)
+        out = before_align(r, notes)
+        found.append(("pre", [n for n in notes[start:] if n not in side.notes], None))
+        return out
+
+    def watched_inputs(lists: Any, measures: Any, notes: list[str], run: Any = None) -> Any:
+        mine: list[str] = []
+        out = inputs(lists, measures, mine, run)
+        for key, value in (once or {}).items():
+            out._cache.setdefault(key, value)
+        notes.extend(n for n in mine if n not in notes)
+        absent = {
+            f: np.full(getattr(out, f).shape, -1, dtype=getattr(out, f).dtype)
+            for f in ("doc_item", "doc_catalog", "doc_attr") if getattr(out, f) is not None
+        }
+        every = recsys_notes(lists, measures, dataclasses.replace(out, **absent)) if absent else []
+        found.append((f"recsys:{len(ev.reports) - 1}", mine, every))
+        return out
+
+    def watched_empty(query_ids: Any, values: Any, has_relevant: Any, notes: list[str]) -> Any:
+        start = len(notes)
+        out = apply_empty(query_ids, values, has_relevant, notes)
+        found.append(("empty", notes[start:], None))
+        return out
+
+    side.before_align, side.inputs, side.apply_empty = watched_before, watched_inputs, watched_empty  # type: ignore[method-assign]
+    return found
+
+
 def evaluate_bucket(
-    run_pdf: Any, qrels_pdf: Any, measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None = None
+    run_pdf: Any, qrels_pdf: Any, measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None = None,
+    plan: Mapping[int, Any] | None = None, once: Mapping[str, Any] | None = None,
 ) -> list[tuple]:
-    """Evaluate one bucket with the engine's Evaluator; rows ``(kind, query_id, measure, value)``:
-    kind 0 = a value, kind 1 = a count of :data:`STATS` (``measure`` indexes it). ``top``: the largest
-    label of the whole qrels."""
+    """Evaluate one bucket with the engine's Evaluator; rows ``(kind, query_id, measure, value[, doc_id, label])``:
+    kind 0 = a value, kind 1 = a count of :data:`STATS` (``measure`` indexes it), kinds 3 and 4 = the list rows
+    and judged labels the driver's system-level measures read (``plan``: :func:`system_plan`), kind 5 = a note
+    (``query_id`` its phase, ``doc_id`` its template, ``value`` and ``label`` its counts). ``top``: the largest
+    label of the whole qrels; ``once``: :func:`train_statistics`."""
     import pyarrow as pa
 
     from ranklens.data.run import Run
@@ -327,7 +583,8 @@ def evaluate_bucket(
         rt.column("score").cast(pa.float64()), source="<run DataFrame>",
     )
     ev = _GlobalTopEvaluator(measures, qrels, policy=policy)
-    ev.top_label, ev.reports = top, []
+    ev.top_label, ev.reports, ev.lists = top, [], []
+    watched = _watch_side(ev, once) if ev._side.active or ev._side.empty is not None else []
     res = ev.results(run, allow_empty=True)
     out: list[tuple] = []
     for qi, row in zip(res.query_ids, res.values.tolist()):
@@ -338,6 +595,18 @@ def evaluate_bucket(
             rep.removed_unjudged_rows, qrels.num_queries, run.num_queries,
         )
         out.extend((1, None, o * len(STATS) + i, float(c)) for i, c in enumerate(counts))
+    for o, (_, depth, top_k, pooled) in (plan or {}).items():
+        out.extend(bucket_lists_rows(ev.lists[o], o, depth, top_k, pooled))
+    for phase, notes, every in watched:
+        if every is None:
+            for i, note in enumerate(notes):
+                template, x, y = note_counts(note)
+                out.append((5, phase, i, None if x is None else float(x), template, None if y is None else float(y)))
+            continue
+        given = {note_counts(n)[0]: note_counts(n)[1] for n in notes}
+        for i, note in enumerate(every):
+            template, _, y = note_counts(note)
+            out.append((5, phase, i, float(given.get(template) or 0), template, float(y or 0)))
     return out
 
 

@@ -40,6 +40,18 @@ def check_sql_measures(measures: tuple[Measure, ...]) -> None:
             )
 
 
+def check_sql_side(probe: Evaluator, policy: EvalPolicy) -> None:
+    """A :class:`MeasureError` naming the Arrow path for the recommender side of an evaluation (``train=``,
+    ``items=``, ``exclude_seen=``, ``empty=``, ``aggregate=``), which the SQL path does not apply."""
+    given = [k for k in ("train", "items", "empty", "aggregate") if getattr(policy, k) is not None]
+    given += ["exclude_seen"] if policy.exclude_seen else []
+    if given:
+        raise MeasureError(
+            f"the Spark SQL path does not apply {', '.join(f'{k}=' for k in given)}; evaluate with path='arrow' "
+            "(the engine's own kernels per query bucket, the training statistics broadcast)"
+        )
+
+
 def evaluate_sql(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy) -> tuple[Any, ...]:
     from pyspark.sql import Window
     from pyspark.sql import functions as F

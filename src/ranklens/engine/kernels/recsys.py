@@ -245,13 +245,20 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
 
 def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.ndarray) -> np.ndarray:
     """Σ_{j ∈ H_u} sim(i, j) for every (u, i): the (u, i, j) triples are formed in chunks and each sim(i, j)
-    is looked up in the sorted keys of the sparse similarity (work ∝ |top-k| · |H_u|, no user × item matrix)."""
+    is read from a dense items × items table when the catalog is small (≤ 5,792 items: ≤ 256 MB), else looked
+    up in the sorted keys of the sparse similarity (work ∝ |top-k| · |H_u|, no user × item matrix)."""
     n_items = s.shape[0]
-    if "sim_keys" not in side._cache:
-        s.sort_indices()
-        rows = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(s.indptr))
-        side._cache["sim_keys"] = rows * n_items + s.indices
-    keys, data = side._cache["sim_keys"], s.data
+    dense = keys = data = None
+    if n_items * n_items <= _DENSE_SIM_MAX:  # one gather per triple instead of a binary search
+        if "sim_dense" not in side._cache:
+            side._cache["sim_dense"] = np.asarray(s.toarray(), dtype=np.float64).reshape(-1)
+        dense = side._cache["sim_dense"]
+    else:
+        if "sim_keys" not in side._cache:
+            s.sort_indices()
+            rows = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(s.indptr))
+            side._cache["sim_keys"] = rows * n_items + s.indices
+        keys, data = side._cache["sim_keys"], s.data
     tu = side.train_user
     starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]  # sorted by user
     h_len = np.diff(starts)[user]
@@ -265,10 +272,19 @@ def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.n
         offset = np.arange(row.size) - np.repeat(np.cumsum(lens) - lens, lens)
         j = side.train_item[first + offset]  # type: ignore[index]
         key = item[lo:hi][row].astype(np.int64) * n_items + j
+        if dense is not None:
+            out[lo:hi] = np.bincount(row, weights=dense[key], minlength=hi - lo)
+            continue
+        assert keys is not None and data is not None
         pos = np.minimum(np.searchsorted(keys, key), max(keys.size - 1, 0))
         hit = keys[pos] == key if keys.size else np.zeros(key.size, dtype=bool)
         out[lo:hi] = np.bincount(row, weights=np.where(hit, data[pos] if keys.size else 0.0, 0.0), minlength=hi - lo)
     return out
+
+
+#: the largest items × items similarity read from a dense float64 table (32M entries: 256 MB) rather than
+#: searched in the sorted sparse keys
+_DENSE_SIM_MAX = 1 << 25
 
 
 def f1(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.ndarray:
