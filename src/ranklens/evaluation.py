@@ -112,7 +112,6 @@ def evaluate_files(
         InputError: ``stream=True`` on a run that is neither a 6-column TREC file nor an uncompressed
             Parquet file, or a run shares no query with the qrels.
     """
-    from ranklens.data.names import unique_names
     from ranklens.engine.evaluator import Evaluator
 
     policy = policy if policy is not None else EvalPolicy()
@@ -126,15 +125,27 @@ def evaluate_files(
     read_whole: list[str] = []
     for _, path in named:
         res = evaluate_run_file(evaluator, path, stream=stream, progress=progress, read_whole=read_whole)
-        for note in (f"{path}: {n}" for n in res.notes):
-            notes.append(note)
-            if on_note:
-                on_note(note)
+        pass_notes(path, res, notes, on_note)
         results.append(res)
+    return FileEvaluation(label_runs(named, results), notes, read_whole)
+
+
+def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:
+    """Append the notes of ``res`` (read from ``path``) to ``notes``, each prefixed with the path, and pass each
+    to ``on_note`` at once (so a later failure still shows the notes before it)."""
+    for note in (f"{path}: {n}" for n in res.notes):
+        notes.append(note)
+        if on_note:
+            on_note(note)
+
+
+def label_runs(named: Sequence[tuple[str | None, str]], results: Sequence[Results]) -> list[Results]:
+    """Each run's name: the one given (``NAME=PATH``), else the run's own made unique (tag, then file name)."""
     pairs = [(given, None) if given is not None else (r.run, path) for (given, path), r in zip(named, results)]
+    from ranklens.data.names import unique_names
+
     labels = unique_names(pairs)
-    results = [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
-    return FileEvaluation(results, notes, read_whole)
+    return [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
 
 
 def evaluate_run_file(

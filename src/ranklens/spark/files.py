@@ -125,22 +125,10 @@ def evaluate_files(
     """Evaluate run files against a qrels file on Spark, as ``ranklens eval --engine spark`` does: a
     :class:`ranklens.evaluation.FileEvaluation` with the same Results, names and notes as the in-memory engine's
     (``stream`` and ``progress`` are accepted for the same call shape and ignored: Spark reads in partitions)."""
-    import dataclasses
-
-    from ranklens.data.names import unique_names
-    from ranklens.evaluation import FileEvaluation
+    from ranklens.evaluation import FileEvaluation, label_runs, pass_notes
 
     found = evaluate_run_paths(qrels, [p for _, p in runs], measures, policy, master=master, path=path)
-    results, notes = [], []
-    for (given, run_path), res in zip(runs, found):
-        if given:
-            res = dataclasses.replace(res, run=given)
-        for note in (f"{run_path}: {n}" for n in res.notes):
-            notes.append(note)
-            if on_note:
-                on_note(note)
-        results.append(res)
-    pairs = [(given, None) if given is not None else (r.run, p) for (given, p), r in zip(runs, results)]
-    labels = unique_names(pairs)
-    results = [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
-    return FileEvaluation(results, notes, [])
+    notes: list[str] = []
+    for (_, run_path), res in zip(runs, found):
+        pass_notes(run_path, res, notes, on_note)
+    return FileEvaluation(label_runs(runs, found), notes, [])
