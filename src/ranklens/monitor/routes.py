@@ -29,7 +29,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, StringConstraints
 from sqlalchemy.orm import Session
 
-from ranklens.monitor import charts, views
+from ranklens.monitor import charts, read_models, views
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError
 from ranklens.monitor.schemas import DbId, Offset, PageLimit  # bounded: out of range is a 422, never a 500
@@ -185,7 +185,8 @@ def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
 @dataclass(frozen=True)
 class Page:
     """One read route: its JSON path, its HTML path and template (``None`` for JSON only), its query model,
-    its data function and the charts drawn from the data. A ``private`` page always needs the token (or a
+    its data function, its response model (:mod:`read_models`: the JSON twin is served and documented
+    through it) and the charts drawn from the data. A ``private`` page always needs the token (or a
     login session), whether reads are protected or not."""
 
     api_path: str
@@ -193,6 +194,7 @@ class Page:
     template: str | None
     query: type[BaseModel]
     data: Callable[..., Data]
+    model: type[BaseModel]
     figures: Callable[[Data], dict[str, Any]] = lambda data: {}
     private: bool = False
 
@@ -202,31 +204,35 @@ class Page:
 
 
 PAGES: tuple[Page, ...] = (
-    Page("/api/v1/projects", "/", "projects.html", NoQuery, projects_data),
+    Page("/api/v1/projects", "/", "projects.html", NoQuery, projects_data, read_models.ProjectsPage),
     Page(
-        "/api/v1/projects/{project}", "/projects/{project}", "overview.html", NoQuery, overview_data,
+        "/api/v1/projects/{project}", "/projects/{project}", "overview.html", NoQuery, overview_data, read_models.OverviewPage,
         lambda d: {"overview": charts.overview_figure(d)} if d["systems"] else {},
     ),
     Page(
-        "/api/v1/projects/{project}/series", "/projects/{project}/series", "series.html", SeriesQuery, series_data,
+        "/api/v1/projects/{project}/series", "/projects/{project}/series", "series.html", SeriesQuery, series_data, read_models.SeriesPage,
         lambda d: {"series": charts.series_figure(d)},
     ),
     Page(
         "/api/v1/projects/{project}/segments", "/projects/{project}/segments", "segments.html", SegmentsQuery, segments_data,
+        read_models.SegmentsPage,
         lambda d: {"segments": charts.segments_figure(d)},
     ),
-    Page("/api/v1/projects/{project}/ab", "/projects/{project}/ab", "ab.html", AbQuery, ab_data, charts.ab_figures),
-    Page("/api/v1/projects/{project}/snapshots", "/projects/{project}/snapshots", "snapshots.html", SnapshotsQuery, snapshots_data),
+    Page("/api/v1/projects/{project}/ab", "/projects/{project}/ab", "ab.html", AbQuery, ab_data, read_models.AbPage, charts.ab_figures),
+    Page(
+        "/api/v1/projects/{project}/snapshots", "/projects/{project}/snapshots", "snapshots.html", SnapshotsQuery, snapshots_data,
+        read_models.SnapshotsPage,
+    ),
     Page(
         "/api/v1/projects/{project}/snapshots/{snapshot}", "/projects/{project}/snapshots/{snapshot}", "snapshot.html",
-        SnapshotQuery, snapshot_data,
+        SnapshotQuery, snapshot_data, read_models.SnapshotPage,
     ),
-    Page("/api/v1/projects/{project}/datasets", None, None, NoQuery, datasets_data),
+    Page("/api/v1/projects/{project}/datasets", None, None, NoQuery, datasets_data, read_models.DatasetsPage),
     # the rules page lists the rules; its static script (rules.js) adds, edits and disables them through the
     # JSON write routes with the bearer token the user typed (kept in sessionStorage, never in a cookie)
-    Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data),
-    Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data),
-    Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, private=True),
+    Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data, read_models.RulesPage),
+    Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data, read_models.AlertsPage),
+    Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, read_models.WebhooksPage, private=True),
 )
 
 
@@ -235,7 +241,12 @@ def add_pages(app: FastAPI, db: Database, read: Depends, render: Render, *, priv
     ``private`` guards the private pages (default: ``read``)."""
     for page in PAGES:
         guard = private if page.private and private is not None else read
-        app.add_api_route(page.api_path, _json_endpoint(page, db), methods=["GET"], dependencies=[guard])
+        # served through the page's model: keys a view leaves out stay out (exclude_unset), so the body is
+        # the data function's dict as it is, and the OpenAPI document declares its shape
+        app.add_api_route(
+            page.api_path, _json_endpoint(page, db), methods=["GET"], dependencies=[guard],
+            response_model=page.model, response_model_exclude_unset=True,
+        )
         if page.html_path is not None:
             app.add_api_route(
                 page.html_path, _html_endpoint(page, db, render), methods=["GET"], dependencies=[guard],

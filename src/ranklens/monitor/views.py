@@ -474,7 +474,7 @@ def ab_view(
         "filters": filt,
     }
     if baseline is None or candidate is None:
-        out.update(comparison=None, series=[], per_query=[])
+        out.update(comparison=None, per_query=[], series=[])  # the key order of the full answer below
         return out
     latest = _latest_snapshots(s, p)
     snaps = {label: latest.get(_system_id(names, sys_name)) for label, sys_name in (("candidate", candidate), ("baseline", baseline))}
