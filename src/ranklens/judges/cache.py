@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -55,11 +56,26 @@ class JudgeCache:
         try:
             self._db = sqlite3.connect(self.path, timeout=busy_timeout, check_same_thread=False, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute(_SCHEMA)
+            self._setup(busy_timeout)
         except sqlite3.DatabaseError as exc:
             raise FormatError(self.path, f"not a usable judge cache (SQLite): {exc}") from None
         self._lock = threading.Lock()
+
+    def _setup(self, busy_timeout: float) -> None:
+        """WAL mode and the table. Switching a new file to WAL takes an exclusive lock for which SQLite does not
+        always wait (two runs opening one new cache at once): retry "locked" for up to ``busy_timeout``."""
+        deadline = time.monotonic() + busy_timeout
+        delay = 0.01
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
 
     def get_many(self, keys: Iterable[Key]) -> dict[Key, Judgment]:
         """The cached verdicts among ``keys``."""
