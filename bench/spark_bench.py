@@ -88,7 +88,7 @@ def duckdb_ndcg(run_path: str, qrels_path: str, k: int) -> float:
     e AS (SELECT DISTINCT query_id FROM '{run_path}' INTERSECT SELECT DISTINCT query_id FROM '{qrels_path}')
     SELECT avg(CASE WHEN idcg > 0 THEN coalesce(dcg, 0) / idcg ELSE 0 END) FROM e LEFT JOIN d USING (query_id)
     LEFT JOIN i USING (query_id)"""
-    return float(duckdb.sql(sql).fetchone()[0])  # type: ignore[index]
+    return float(duckdb.sql(sql).fetchall()[0][0])
 
 
 def main(argv: list[str] | None = None) -> None:
