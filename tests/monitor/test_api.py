@@ -50,6 +50,27 @@ def test_push_real_eval_output_and_read_it_back(client: Any, project: str) -> No
     assert detail["tags"] == {"arm": "A"}
 
 
+def test_push_recommender_measures(client: Any, project: str) -> None:
+    """Issue 16: system-level measures (one value per run, a ``system`` section, no per-query column) and
+    per-list measures with exclude-seen are stored and read back with the values ``eval`` printed."""
+    ml = ROOT / "examples/movielens"
+    out = subprocess.run(
+        [sys.executable, "-c", "from ranklens.cli.main import main; main()", "eval", str(ml / "test.csv"), str(ml / "recs.csv"),
+         "--train", str(ml / "train.csv"), "--exclude-seen", "-m", "nDCG@10", "Coverage@10", "Novelty@10", "Gini@10",
+         "--per-query", "--format", "json", "--quiet"],
+        capture_output=True, text=True, check=True,
+    )
+    doc = json.loads(out.stdout)
+    snap = client.push(doc, project=project, system="recs", id="ml-1")
+    assert snap["created"] is True
+    printed = doc["runs"][0]["aggregate"]
+    assert set(snap["values"]) == {"nDCG@10", "Coverage@10", "Novelty@10", "Gini@10"}
+    for measure, value in snap["values"].items():
+        assert value == pytest.approx(printed[measure], abs=1e-12)
+    detail = client.snapshot(project, "ml-1", measure="nDCG@10")
+    assert detail["worst_queries"]  # per-list values were stored per user
+
+
 def test_idempotent_replay_and_conflict(client: Any, project: str) -> None:
     first = client.push_values({"nDCG@10": 0.8}, project=project, system="s", id="same-id", at="2026-01-01T00:00:00Z")
     again = client.push_values({"nDCG@10": 0.8}, project=project, system="s", id="same-id", at="2026-01-01T00:00:00Z")
