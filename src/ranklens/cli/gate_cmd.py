@@ -12,6 +12,7 @@ Rules come from the command line and/or a TOML rules file, in the syntax and for
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -161,10 +162,12 @@ def command(
     evaluator = Evaluator(
         list(dict.fromkeys(resolved.values())), q, policy=policy.replace(qrels_format=None, qrels_columns=None)
     )
-    on = {"progress": progress_hook(show), "engine": engine, "spark_master": spark_master, "qrels_path": qrels,
-          "policy": policy}
-    res = gate_results(evaluator, run, **on)
-    base_res = gate_results(evaluator, baseline, **on) if baseline else None
+    on = functools.partial(
+        gate_results, progress=progress_hook(show), engine=engine, spark_master=spark_master, qrels_path=qrels,
+        policy=policy,
+    )
+    res = on(evaluator, run)
+    base_res = on(evaluator, baseline) if baseline else None
     labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
     res = dataclasses.replace(res, run=labels[0])
     base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None

@@ -8,6 +8,7 @@ return one float (a 0-d value). No Python loop runs per user or per item.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -424,7 +425,8 @@ def personalization(lists: RankedLists, m: Measure, side: RecsysInputs | None = 
     return 1.0 - pair_sum / (users * (users - 1) / 2.0)
 
 
-RECSYS_KERNELS = {
+#: family name → kernel(lists, measure, side inputs): per-list values, or one value for a system-level measure
+RECSYS_KERNELS: dict[str, Callable[[RankedLists, Measure, Any], Any]] = {
     "Novelty": novelty,
     "ARP": arp,
     "ILD": ild,
