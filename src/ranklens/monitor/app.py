@@ -54,6 +54,7 @@ from ranklens.monitor.schemas import (
     ProjectCreated,
     ProjectIn,
     RuleIn,
+    RulePatch,
     RuleResponse,
     RunIn,
     SnapshotCreated,
@@ -62,7 +63,7 @@ from ranklens.monitor.schemas import (
     WebhookIn,
     check_project_name,
 )
-from ranklens.monitor.rules import RulePatch, edit_rule
+from ranklens.monitor.rules import edit_rule
 from ranklens.monitor.security import RequestGate, bearer_token, token_matches
 from ranklens.monitor.service import Monitor
 from ranklens.monitor.sessions import LoginThrottle, SessionSigner

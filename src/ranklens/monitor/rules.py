@@ -48,7 +48,6 @@ __all__ = [
     "OPS",
     "CheckOutcome",
     "Ref",
-    "RulePatch",
     "SnapRef",
     "SnapshotData",
     "describe_rule",
@@ -503,33 +502,3 @@ def _system_named(s: Session, project_id: int, name: str) -> int:
         s.flush()
         sid = system.id
     return int(sid)
-
-
-try:  # the PATCH body; pydantic is there whenever the server is
-    from pydantic import BaseModel, ConfigDict
-
-    class RulePatch(BaseModel):
-        """The body of ``PATCH /api/v1/projects/{p}/rules/{id}``: any :class:`~ranklens.monitor.schemas.RuleIn`
-        field; absent fields keep their value. ``{"enabled": false}`` disables the rule."""
-
-        model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-        name: str | None = None
-        expr: str | None = None
-        kind: str | None = None
-        measure: str | None = None
-        op: str | None = None
-        value: float | None = None
-        system: str | None = None
-        segment: str | None = None
-        window_days: float | None = None
-        max_drop: float | None = None
-        min_points: int | None = None
-        reference: str | None = None
-        alpha: float | None = None
-        test: str | None = None
-        min_queries: int | None = None
-        enabled: bool | None = None
-
-except ImportError:  # pragma: no cover
-    pass

@@ -35,6 +35,7 @@ __all__ = [
     "DatasetIn",
     "ProjectIn",
     "RuleIn",
+    "RulePatch",
     "RunIn",
     "SnapshotIn",
     "WebhookIn",
@@ -396,6 +397,28 @@ class ProjectOut(_Out):
 class ProjectCreated(_Out):
     project: ProjectOut
     created: bool
+
+
+class RulePatch(_Strict):
+    """The body of ``PATCH /api/v1/projects/{p}/rules/{id}``: any :class:`RuleIn`
+    field; absent fields keep their value. ``{"enabled": false}`` disables the rule."""
+
+    name: str | None = None
+    expr: str | None = None
+    kind: str | None = None
+    measure: str | None = None
+    op: str | None = None
+    value: float | None = None
+    system: str | None = None
+    segment: str | None = None
+    window_days: float | None = None
+    max_drop: float | None = None
+    min_points: int | None = None
+    reference: str | None = None
+    alpha: float | None = None
+    test: str | None = None
+    min_queries: int | None = None
+    enabled: bool | None = None
 
 
 class RuleCheckOut(_Out):
