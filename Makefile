@@ -6,7 +6,7 @@ RANKLENS := $(VENV)/bin/ranklens
 
 .PHONY: demo test venv venv-test lint bench clean docs dashboard
 
-$(VENV)/.base: pyproject.toml src/ranklens/data/_ctrec.c
+$(VENV)/.base: pyproject.toml src/ranklens/data/_ctrec.c src/ranklens/_cexpress.c src/ranklens/data/_trec_lex.h
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e .

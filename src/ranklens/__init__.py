@@ -7,7 +7,7 @@
 0.91
 """
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `ranklens eval`'s express path stays light)
 
 from ranklens._lazy import lazy_names
 

@@ -17,8 +17,11 @@ attribute reads, and a submodule imported later can never replace the name.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (annotations only: importing typing costs more than a small evaluation)
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 __all__ = ["lazy_names"]
 

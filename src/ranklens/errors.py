@@ -20,10 +20,12 @@ points (``evaluate``, ``Evaluator``, ``compare``) issue every note of their resu
 
 from __future__ import annotations
 
-import difflib
 import sys
 import warnings
-from collections.abc import Iterable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "DuplicateError",
@@ -35,6 +37,7 @@ __all__ = [
     "QuerySetError",
     "RanklensError",
     "RanklensWarning",
+    "alignment_notes",
     "did_you_mean",
     "warn_notes",
 ]
@@ -115,6 +118,41 @@ def warn_notes(notes: Iterable[str], prefix: str = "") -> None:
         warnings.warn(f"{prefix}{note}", RanklensWarning, stacklevel=level)
 
 
+def alignment_notes(
+    run_only_queries: int,
+    run_only_rows: int,
+    qrels_only_queries: int,
+    qrels_only_scored_zero: bool = False,
+    truncated_rows: int = 0,
+    removed_unjudged_rows: int = 0,
+) -> list[str]:
+    """The notes of what joining a run to the qrels left out (the engine's alignment and the express path
+    say them in these words).
+
+    >>> alignment_notes(2, 7, 1)
+    ['2 run queries (7 rows) not in the qrels: ignored', '1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0']
+    """
+    out = []
+    if run_only_queries:
+        out.append(
+            f"{run_only_queries} run quer{'y' if run_only_queries == 1 else 'ies'} "
+            f"({run_only_rows} rows) not in the qrels: ignored"
+        )
+    if qrels_only_queries:
+        what = "scored 0 (query set 'qrels')" if qrels_only_scored_zero else (
+            "skipped; use --missing zero (trec_eval -c) to count them as 0"
+        )
+        out.append(
+            f"{qrels_only_queries} qrels quer{'y' if qrels_only_queries == 1 else 'ies'} "
+            f"with no retrieved document: {what}"
+        )
+    if truncated_rows:
+        out.append(f"{truncated_rows} rows beyond the per-query depth limit: not evaluated")
+    if removed_unjudged_rows:
+        out.append(f"{removed_unjudged_rows} unjudged rows removed (judged-only)")
+    return out
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest candidate, or ``""``.
 
@@ -123,5 +161,7 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """
     pool = list(candidates)
     lowered = {c.lower(): c for c in pool}
+    import difflib  # (only when a name is wrong: importing it costs more than most evaluations)
+
     match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
     return f"; did you mean '{lowered[match[0]]}'?" if match else ""

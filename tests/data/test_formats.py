@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ranklens.data import formats
 from ranklens.data.formats import (
@@ -136,3 +138,25 @@ def test_the_registry_imports_nothing_heavy() -> None:
     code += "('numpy', 'pyarrow', 'polars', 'pandas')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", ".", "/", "b", "gz", "..", "x.y", "T", "TREC", "\\\\"]), max_size=8).map("".join))
+def test_suffixes_are_read_as_pathlib_reads_them(path: str) -> None:
+    """formats reads a name's suffixes without importing pathlib; they are PurePath's."""
+    from pathlib import PurePath
+
+    from ranklens.data.formats import _suffixes
+
+    assert _suffixes(path) == [s.lower() for s in PurePath(path).suffixes]
+
+
+def test_a_file_kind_is_immutable_and_compares_by_value() -> None:
+    from ranklens.data.formats import QRELS_FILES, RUN_FILES, FileKind
+
+    with pytest.raises(AttributeError):
+        RUN_FILES.gzip = False  # type: ignore[misc]
+    same = FileKind("run", RUN_FILES.formats, dict(RUN_FILES.extensions), gzip=True, unnamed="trec")
+    assert same == RUN_FILES and QRELS_FILES != RUN_FILES
+    with pytest.raises(ValueError, match="not one of its formats"):
+        FileKind("x", ("a",), {".b": "b"})

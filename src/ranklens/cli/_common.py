@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 
 import click
 
+from ranklens.cli.defaults import DEFAULT_MEASURES  # (re-exported: eval, compare and gate read it here)
 from ranklens.data.formats import RUN_FILES
 from ranklens.errors import FormatError
 
@@ -16,8 +17,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DATA_FORMATS = list(RUN_FILES.formats)
 
-#: The measures of every command that evaluates when no -m is given (README "Conventions").
-DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR", "R@100")
 
 
 def json_format_option(func: F) -> F:

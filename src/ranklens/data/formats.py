@@ -37,10 +37,11 @@ its ``--help`` (``DATA_FORMATS``) without loading numpy or pyarrow.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import PurePath
 from types import MappingProxyType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 from ranklens.errors import FormatError, did_you_mean
 
@@ -62,7 +63,6 @@ __all__ = [
 GZIP = ".gz"
 
 
-@dataclass(frozen=True)
 class FileKind:
     """One kind of file: its format names and how a file's name or content picks one of them.
 
@@ -76,22 +76,52 @@ class FileKind:
         default: the format when neither the extension nor the content decides (``None``: an error).
         unnamed: the format of an input without a name (standard input, ``-``).
         option: how the user chooses a format, for messages (``format=``).
+
+    Immutable; equal when all but :attr:`sniff` are equal. (A plain class rather than a dataclass:
+    ``dataclasses`` imports ``inspect``, which costs more than evaluating a small collection.)
     """
 
+    __slots__ = ("name", "formats", "extensions", "gzip", "sniff", "default", "unnamed", "option")
     name: str
     formats: tuple[str, ...]
     extensions: Mapping[str, str]
-    gzip: bool = False
-    sniff: Callable[[str], str | None] | None = field(default=None, compare=False)
-    default: str | None = None
-    unnamed: str | None = None
-    option: str = "format="
+    gzip: bool
+    sniff: Callable[[str], str | None] | None
+    default: str | None
+    unnamed: str | None
+    option: str
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "extensions", MappingProxyType(dict(self.extensions)))
+    def __init__(
+        self,
+        name: str,
+        formats: tuple[str, ...],
+        extensions: Mapping[str, str],
+        gzip: bool = False,
+        sniff: Callable[[str], str | None] | None = None,
+        default: str | None = None,
+        unnamed: str | None = None,
+        option: str = "format=",
+    ) -> None:
+        values = (name, formats, MappingProxyType(dict(extensions)), gzip, sniff, default, unnamed, option)
+        for slot, value in zip(self.__slots__, values):
+            object.__setattr__(self, slot, value)
         for fmt in (*self.extensions.values(), self.default, self.unnamed):
             if fmt is not None and fmt not in self.formats:
                 raise ValueError(f"{self.name}: {fmt!r} is not one of its formats {self.formats}")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"FileKind is immutable: cannot set {name!r}")
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.name, self.formats, dict(self.extensions), self.gzip, self.default, self.unnamed, self.option)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileKind) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FileKind({self.name!r}, formats={self.formats!r}, extensions={dict(self.extensions)!r})"
 
     def check(self, format: str, display: str) -> str:
         """``format`` normalised (stripped, lower case), or the unknown-format error naming ``display``.
@@ -178,8 +208,18 @@ def unknown_format(kind: FileKind, display: str, *, format: str | None = None, e
 
 
 def _suffixes(display: str) -> list[str]:
-    """The lower-case suffixes of the file name (``.trec``, ``.gz``)."""
-    return [s.lower() for s in PurePath(display).suffixes]
+    """The lower-case suffixes of the file name (``.trec``, ``.gz``), as :attr:`pathlib.PurePath.suffixes`
+    reads them (without importing pathlib, which costs more than reading a small run).
+
+    >>> _suffixes("runs/bm25.TREC.gz"), _suffixes("a/.hidden"), _suffixes("x."), _suffixes("d/r.run/")
+    (['.trec', '.gz'], [], [], ['.run'])
+    """
+    separators = os.sep + (os.altsep or "")
+    parts = [p for p in "".join("/" if c in separators else c for c in display).split("/") if p not in ("", ".")]
+    name = parts[-1] if parts else ""
+    if name.endswith("."):
+        return []
+    return ["." + suffix.lower() for suffix in name.lstrip(".").split(".")[1:]]
 
 
 # ------------------------------------------------------------------------------------------------- kinds

@@ -7,9 +7,11 @@ each run's source; where those collide too, ``#1``, ``#2`` (Anserini tags every 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["file_stem", "unique_names"]
 
@@ -43,6 +45,8 @@ def _path_of(source: Any) -> str | os.PathLike[str] | None:
 
 def file_stem(path: Any) -> str:
     """``runs/bm25.trec.gz`` → ``bm25.trec`` → ``bm25``: the file name without ``.gz`` and its last extension."""
+    from pathlib import Path  # (only when names collide: pathlib costs more than a small evaluation)
+
     name = Path(path).name
     for suffix in (".gz",):
         name = name.removesuffix(suffix)

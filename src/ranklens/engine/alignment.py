@@ -15,7 +15,7 @@ from ranklens.data._intern import lookup
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
-from ranklens.errors import InputError, QuerySetError
+from ranklens.errors import InputError, QuerySetError, alignment_notes
 
 __all__ = ["AlignReport", "align"]
 
@@ -48,25 +48,10 @@ class AlignReport:
 
     def messages(self) -> list[str]:
         """Human-readable notes for every row or query left out."""
-        out = []
-        if self.run_only_queries:
-            out.append(
-                f"{self.run_only_queries} run quer{'y' if self.run_only_queries == 1 else 'ies'} "
-                f"({self.run_only_rows} rows) not in the qrels: ignored"
-            )
-        if self.qrels_only_queries:
-            what = "scored 0 (query set 'qrels')" if self.qrels_only_scored_zero else (
-                "skipped; use --missing zero (trec_eval -c) to count them as 0"
-            )
-            out.append(
-                f"{self.qrels_only_queries} qrels quer{'y' if self.qrels_only_queries == 1 else 'ies'} "
-                f"with no retrieved document: {what}"
-            )
-        if self.truncated_rows:
-            out.append(f"{self.truncated_rows} rows beyond the per-query depth limit: not evaluated")
-        if self.removed_unjudged_rows:
-            out.append(f"{self.removed_unjudged_rows} unjudged rows removed (judged-only)")
-        return out
+        return alignment_notes(
+            self.run_only_queries, self.run_only_rows, self.qrels_only_queries, self.qrels_only_scored_zero,
+            self.truncated_rows, self.removed_unjudged_rows,
+        )
 
 
 def align(

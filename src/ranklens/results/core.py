@@ -43,7 +43,7 @@ def aggregate(m: Measure, values: np.ndarray) -> float:
         return math.nan
     if how == "gmean":
         return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
-    return float(values.mean())
+    return math.fsum(values.tolist()) / values.size  # (correctly rounded: independent of the queries' order)
 
 
 def _quantile(agg: str, values: np.ndarray) -> float:
@@ -112,6 +112,10 @@ class Results:
             raise MeasureError(f"{self.measures[j]} is a system-level measure: one value per run, none per query")
         col = self.values[:, j]
         return dict(zip(self.query_ids, col.tolist()))
+
+    def value_rows(self) -> list[list[float]]:
+        """:attr:`values` as a list of rows (one list per query), what the text renderers read."""
+        return self.values.tolist()  # type: ignore[no-any-return]
 
     def column(self, measure: Measure | str) -> np.ndarray:
         """The per-query values of one measure, aligned with :attr:`query_ids`."""

@@ -5,10 +5,12 @@ hard-wrapped by the terminal."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 __all__ = ["column_blocks", "console", "drop_to_fit", "natural_width", "terminal_width"]
 
@@ -24,6 +26,8 @@ def terminal_width() -> int | None:
         return int(env)
     try:
         if sys.stdout.isatty():
+            import shutil
+
             return shutil.get_terminal_size((80, 24)).columns
     except (AttributeError, ValueError, OSError):
         pass

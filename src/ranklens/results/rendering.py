@@ -3,15 +3,15 @@ and trec_eval's layout."""
 
 from __future__ import annotations
 
-import csv
 import io
-import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ranklens._version import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # only named in annotations: importing this module (and ranklens.results) stays light
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
     from ranklens.results.core import Results
 
 __all__ = ["FORMATS", "render", "render_csv", "render_json", "render_table", "render_trec", "render_tsv"]
@@ -57,11 +57,15 @@ def render_json(
                 for name, part in r.by_segment(segments).items()
             }
         runs.append(d)
+    import json
+
     return json.dumps({"ranklens_version": __version__, **meta, "runs": runs}, indent=2) + "\n"
 
 
 def render_csv(results: Sequence[Results], *, per_query: bool) -> str:
     """Long CSV: ``run,measure,query_id,value`` (aggregates under query id ``all``)."""
+    import csv
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["run", "measure", "query_id", "value"])
@@ -98,7 +102,7 @@ def render_trec(results: Sequence[Results], *, per_query: bool) -> str:
         counts = [m.family.aggregate == "sum" for m in r.measures]
         rows: list[tuple[str, list[float]]] = []
         if per_query:
-            rows.extend((q, row) for q, row in zip(r.query_ids, r.values.tolist()))
+            rows.extend((q, row) for q, row in zip(r.query_ids, r.value_rows()))
         rows.append(("all", list(r.aggregates)))
         for q, row in rows:
             for m, v, is_count in zip(r.measures, row, counts):
@@ -111,7 +115,7 @@ def _rows(r: Results, per_query: bool) -> list[tuple[str, str, str]]:
     names = [str(m) for m in r.measures]
     out: list[tuple[str, str, str]] = []
     if per_query:
-        for q, row in zip(r.query_ids, r.values.tolist()):
+        for q, row in zip(r.query_ids, r.value_rows()):
             out.extend((n, q, _full(v)) for n, v in zip(names, row))
     out.extend((n, "all", _full(v)) for n, v in zip(names, r.aggregates))
     return out
@@ -165,11 +169,17 @@ def render_table(
     │ NumRet  │      1 │
     └─────────┴────────┘
     """
-    from rich.table import Table
-
-    from ranklens.results.fit import column_blocks, console, terminal_width
+    from ranklens.results.fit import terminal_width
 
     width = width if width is not None else terminal_width()
+    if not per_query and segments is None:
+        plain = _plain_wide_table(results, width)
+        if plain is not None:
+            return plain
+    from rich.table import Table
+
+    from ranklens.results.fit import column_blocks, console
+
     buf = io.StringIO()
     con = console(buf, width)
 
@@ -182,7 +192,7 @@ def render_table(
             queries = f"{n} quer{'y' if n == 1 else 'ies'}"
             views: list[tuple[str, str, list[tuple[str, Sequence[float]]], str]] = []
             if per_query:
-                query_rows: list[tuple[str, Sequence[float]]] = list(zip(r.query_ids, r.values.tolist()))
+                query_rows: list[tuple[str, Sequence[float]]] = list(zip(r.query_ids, r.value_rows()))
                 views.append((f"{r.run} — {queries}", "query", query_rows, "all"))
             if segments is not None:
                 parts = r.by_segment(segments)
@@ -229,3 +239,23 @@ def render_table(
     if any(m.family.is_system(m) for r in results for m in r.measures):
         con.print(SYSTEM_FOOTNOTE, markup=False, highlight=False)
     return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def _plain_wide_table(results: Sequence[Results], width: int | None) -> str | None:
+    """The one-block table of measures × runs drawn without rich (:mod:`ranklens.results.box`), or None
+    when it needs rich: a system-level measure (its footnote), text that is not plain ASCII (a NaN's
+    ``—``), or a table wider than ``width`` (split into blocks)."""
+    from ranklens.results.box import box_table, box_width
+
+    measures = results[0].measures if results else ()
+    if not results or any(m.family.is_system(m) for r in results for m in r.measures):
+        return None
+    header = ["measure", *(r.run for r in results)]
+    rows = [["queries", *(str(len(r.query_ids)) for r in results)]]
+    rows += [
+        [_label(m), *(_short(r.aggregates[j], m.family.aggregate == "sum") for r in results)]
+        for j, m in enumerate(measures)
+    ]
+    if width is not None and box_width(header, rows) > width:
+        return None
+    return box_table(header, rows)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyarrow as pa
 
@@ -45,7 +47,29 @@ def discount_divisors(rank0: np.ndarray, m: Measure) -> np.ndarray:
         return np.where(i < b, 1.0, np.log(np.maximum(i, b)) / np.log(b))
     if discount == "log":
         return np.log(i + 1.0) / np.log(float(m.get("base")))
-    return np.log2(i + 1.0)
+    return log2_of_rank(rank0)
+
+
+#: log2(r + 2) for the 0-based ranks r = 0, 1, …, grown as needed (see :func:`log2_of_rank`)
+_LOG2_TABLE: list[np.ndarray] = [np.empty(0)]
+
+
+def log2_of_rank(rank0: np.ndarray) -> np.ndarray:
+    """log2(r + 2) for every 0-based rank r, from the C library's ``log2`` (:func:`math.log2`): the function
+    trec_eval calls and the compiled express path (``ranklens._cexpress``) uses. numpy's own ``log2`` may
+    differ from it in the last bit on some CPUs (its SIMD versions), which would make a sum differ too.
+
+    >>> log2_of_rank(np.array([0, 1, 2, 6])).tolist()
+    [1.0, 1.584962500721156, 2.0, 3.0]
+    """
+    if rank0.dtype.kind not in "iu":  # (fractional ranks: no table)
+        return np.log2(rank0.astype(np.float64) + 2.0)
+    top = int(rank0.max()) + 1 if rank0.size else 0
+    table = _LOG2_TABLE[0]
+    if table.size < top:
+        table = np.array([math.log2(r + 2.0) for r in range(max(top, 2 * table.size, 1024))])
+        _LOG2_TABLE[0] = table
+    return table[rank0]
 
 
 def discounts(rank0: np.ndarray, m: Measure) -> np.ndarray:

@@ -1,0 +1,22 @@
+"""The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); everything else, and whatever
+the express path does not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    if len(sys.argv) > 2 and sys.argv[1] == "eval":
+        from ranklens.cli.express import run
+
+        status = run(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    from ranklens.cli.main import main as full
+
+    full()

@@ -1,0 +1,331 @@
+"""The express path of ``ranklens eval`` (ranklens.express, ranklens/_cexpress.c, ranklens.cli.express)
+against the reference: the full command line interface run through click's runner, which never takes the
+express path. Whatever the express path prints, the full interface must print byte for byte, with the same
+exit status; whatever it declines (None) it must not have printed a byte of. Malformed and unusual
+inputs must be declined, so their errors stay the full interface's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ranklens.cli.express import run
+from ranklens.cli.main import cli
+from ranklens.errors import RanklensError
+from ranklens.express import available, evaluate_express, express_measures, express_specs
+from ranklens.measures import parse_many
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "data" / "trec_eval"
+
+pytestmark = pytest.mark.skipif(not available(), reason="ranklens._cexpress is not built")
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("COLUMNS", "RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def reference(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def express(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int | None, str, str]:
+    capsys.readouterr()
+    status = run(args)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def check_same(args: list[str], capsys: pytest.CaptureFixture[str], *, taken: bool | None = True) -> None:
+    """The express path prints what the full interface prints; ``taken``: whether it must take the
+    command line (None: either way)."""
+    status, out, err = express(args, capsys)
+    if taken is not None:
+        assert (status is not None) == taken, (status, out, err)
+    if status is None:
+        assert out == err == ""
+        return
+    ref_status, ref_out, ref_err = reference(args)
+    assert (status, out, err) == (ref_status, ref_out, ref_err)
+
+
+# ------------------------------------------------------------------------------------- bundled inputs
+
+TOY = [str(ROOT / "examples/toy.qrels"), str(ROOT / "examples/toy_bm25.run")]
+TOY2 = [*TOY, str(ROOT / "examples/toy_dense.run")]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        ["-m", "nDCG@10"],
+        ["-m", "nDCG@10", "AP", "P@5", "RR", "R@100"],
+        ["-m", "ndcg_cut.10", "map", "P.5", "recip_rank", "recall.100"],
+        ["-m", "nDCG", "AP@5", "RR@3", "R", "P@5,10,20"],
+        ["-m", "nDCG@5,10", "-q"],
+        ["-q"],
+        ["-f", "trec"],
+        ["-f", "trec", "-q"],
+        ["-f", "tsv", "-q", "--quiet"],
+        ["--format", "tsv"],
+        ["-m", "P@1", "-m", "P@1"],
+    ],
+)
+@pytest.mark.parametrize("files", [TOY, TOY2, [str(ROOT / "examples/movies.qrels"), str(ROOT / "examples/movies.run")]])
+def test_bundled_examples_print_the_same(files: list[str], extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    check_same(["eval", *files, *extra], capsys)
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in GOLDEN.glob("*.run")))
+def test_golden_inputs_print_the_same(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(GOLDEN / f"{case}.qrels"), str(GOLDEN / f"{case}.run")]
+    for extra in ([], ["-q", "-f", "tsv"], ["-m", "nDCG", "P@1000", "R@1000", "AP@20"]):
+        check_same(["eval", *files, *extra], capsys, taken=None)
+
+
+def test_express_values_match_trec_eval() -> None:
+    """The oracle: the real trec_eval 10.0's ``-q -m all_trec`` output for the golden case 1 (4 decimals),
+    every query and the means."""
+    measures = {"nDCG@10": "ndcg_cut_10", "nDCG": "ndcg", "AP": "map", "P@10": "P_10", "RR": "recip_rank", "R@100": "recall_100"}
+    golden: dict[tuple[str, str], float] = {}
+    for line in (GOLDEN / "case1.all_q.out").read_text().splitlines():
+        name, query, value = line.split()
+        if name in measures.values():
+            golden[name, query] = float(value)
+    res = evaluate_express(str(GOLDEN / "case1.qrels"), [str(GOLDEN / "case1.run")], parse_many(list(measures)))
+    assert res is not None
+    (r,) = res
+    checked = 0
+    for j, name in enumerate(measures.values()):
+        for query, row in zip(r.query_ids, r.rows):
+            assert round(row[j], 4) == pytest.approx(golden[name, query], abs=1e-9), (name, query)
+            checked += 1
+        assert round(r.aggregates[j], 4) == pytest.approx(golden[name, "all"], abs=1e-9), name
+    assert checked == len(measures) * len(r.query_ids) > 0
+
+
+# ---------------------------------------------------------------------------- what it must decline
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", *TOY, "--help"],
+        ["eval", *TOY, "-f", "json"],
+        ["eval", *TOY, "-m", "nDCG(gain=exp)@10"],
+        ["eval", *TOY, "-m", "ERR@10"],
+        ["eval", *TOY, "-m", "ncdg"],
+        ["eval", *TOY, "--missing", "zero"],
+        ["eval", TOY[0], "bm25=" + TOY[1]],
+        ["eval", TOY[0], "-"],
+        ["eval", TOY[0]],
+        ["eval", TOY[0], "missing.run"],
+        ["compare", *TOY2],
+    ],
+)
+def test_other_command_lines_are_left_to_the_full_interface(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert express(args, capsys) == (None, "", "")
+
+
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\n"
+RUN = "q1 Q0 d1 1 3.0 sys\nq1 Q0 d2 2 2.0 sys\nq1 Q0 d3 3 2.0 sys\nq2 Q0 d9 1 1.5 sys\n"
+
+
+@pytest.mark.parametrize(
+    "qrels, run_text",
+    [
+        (QRELS.replace("q2 0 d4 1", "q2 0 d4 -1"), RUN),  # a negative label
+        (QRELS + "q1 0 d1 1\n", RUN),  # a judgement twice
+        (QRELS.replace("d4 1", "d4 1.5"), RUN),  # a real-valued label
+        (QRELS.replace("d4 1", "d4 +1"), RUN),
+        (QRELS.replace("d4 1", "d4 1234567890"), RUN),
+        (QRELS + "# comment\n", RUN),
+        (QRELS.replace("q2 0 d4 1", "q2 0 d4 1 extra"), RUN),
+        (QRELS.replace("q2 0 d4 1", "q2 d4 1"), RUN),
+        (QRELS, RUN + "q1 Q0 d1 4 0.5 sys\n"),  # a document twice
+        (QRELS, RUN.replace("3.0", "nan")),
+        (QRELS, RUN.replace("3.0", "0x10")),
+        (QRELS, RUN.replace("2.0 sys", "2.0 sys more")),  # a seventh field
+        (QRELS, RUN.replace("q2 Q0 d9 1 1.5 sys", "q2 Q0 d9 1.5 sys")),  # five fields
+        (QRELS, "q7 Q0 d1 1 1.0 sys\n"),  # no query in common
+        (QRELS, RUN.replace("d9", "dé")),  # not ASCII
+        (QRELS, "\ufeff" + RUN),  # a byte-order mark
+        (QRELS, RUN.replace("d9", "d\x1c9")),
+        (QRELS, RUN.replace("d9", "d\x009")),
+        ("", RUN),
+        (QRELS, " \n\t\n"),
+    ],
+)
+def test_unusual_inputs_are_declined(tmp_path: Path, qrels: str, run_text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "q.txt").write_text(qrels)
+    (tmp_path / "r.txt").write_text(run_text)
+    args = ["eval", str(tmp_path / "q.txt"), str(tmp_path / "r.txt")]
+    assert express(args, capsys) == (None, "", "")
+
+
+def test_compressed_and_other_formats_are_declined(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    (tmp_path / "q.txt").write_text(QRELS)
+    (tmp_path / "r.txt").write_bytes(gzip.compress(RUN.encode()))
+    (tmp_path / "r.csv").write_text(RUN)
+    for run_file in ("r.txt", "r.csv"):
+        assert express(["eval", str(tmp_path / "q.txt"), str(tmp_path / run_file)], capsys) == (None, "", "")
+
+
+def test_switches_turn_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in (("RANKLENS_EXPRESS", "0"), ("RANKLENS_PURE", "1"), ("RANKLENS_PLUGINS", "my_plugin")):
+        monkeypatch.setenv(name, value)
+        assert express(["eval", *TOY], capsys) == (None, "", "")
+        monkeypatch.delenv(name)
+    assert express(["eval", *TOY], capsys)[0] == 0
+
+
+def test_notes_and_names_are_the_full_interfaces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Run-only and qrels-only queries give the same notes; two runs with one tag take their file names."""
+    (tmp_path / "q.txt").write_text(QRELS + "q3 0 d1 1\n")
+    (tmp_path / "a.run").write_text(RUN + "q8 Q0 d1 1 1.0 sys\nq8 Q0 d2 2 0.5 sys\n")
+    (tmp_path / "b.run").write_text(RUN.replace("3.0", "1.0"))
+    args = ["eval", str(tmp_path / "q.txt"), str(tmp_path / "a.run"), str(tmp_path / "b.run")]
+    check_same(args, capsys)
+    status, out, err = express(args, capsys)
+    assert "2 run queries" not in err and "1 run query (2 rows) not in the qrels: ignored" in err
+    assert "1 qrels query with no retrieved document" in err and "┃ measure ┃" in out and " a " in out
+    check_same([*args, "--quiet"], capsys)
+    check_same([*args, "-f", "trec", "-q"], capsys)
+
+
+def test_a_table_too_wide_for_columns_is_the_full_interfaces(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "30")
+    check_same(["eval", *TOY2], capsys)
+
+
+def test_the_console_script_imports_nothing_heavy() -> None:
+    """``ranklens eval`` of the toy collection (the console script's own entry point) evaluates without
+    importing click, numpy, pyarrow or rich, nor the standard modules that cost more than the evaluation
+    (typing, dataclasses, json …), and prints what the full interface prints."""
+    probe = (
+        "import atexit, sys\n"
+        "heavy = ('click', 'numpy', 'pyarrow', 'rich', 'polars', 'pandas', 'typing', 'dataclasses', 'inspect', 'json',"
+        " 'csv', 'pathlib', 'difflib', 'shutil', 'ranklens.measures')\n"
+        "atexit.register(lambda: sys.stderr.write('loaded:' + ','.join(m for m in heavy if m in sys.modules)))\n"
+        f"sys.argv = ['ranklens', 'eval', {TOY[0]!r}, {TOY[1]!r}]\n"
+        "from ranklens.cli.entry import main\n"
+        "main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS", "COLUMNS")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith("loaded:"), done.stderr
+    assert done.stdout == reference(["eval", *TOY])[1]
+
+
+# ------------------------------------------------------------------------------ generated collections
+
+_QUERIES = st.sampled_from(["q1", "q2", "q10", "q2a", "Q1", "a", "b_1"])
+_DOCS = st.sampled_from([f"d{i}" for i in range(12)] + ["D1", "d1a", "x"])
+_SCORES = st.sampled_from(["1", "2", "2.0", "0.5", "-1", "3e2", "0", "-0.0", "inf", "-inf", "7.25", "1e-3"])
+_MEASURES = st.lists(
+    st.sampled_from(["nDCG@10", "nDCG@3", "nDCG", "AP", "AP@5", "P@1", "P@5", "P@20", "RR", "RR@2", "R@3", "R", "ndcg_cut.5", "map"]),
+    min_size=1,
+    max_size=5,
+)
+
+
+@st.composite
+def collections(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
+    judged = draw(st.dictionaries(st.tuples(_QUERIES, _DOCS), st.integers(0, 4), min_size=1, max_size=25))
+    qrels = "".join(f"{q} {draw(st.sampled_from(['0', 'Q0', 'x']))} {d} {rel}\n" for (q, d), rel in judged.items())
+    runs = []
+    for _ in range(draw(st.integers(1, 2))):
+        rows = draw(st.dictionaries(st.tuples(_QUERIES, _DOCS), _SCORES, min_size=1, max_size=30))
+        sep = draw(st.sampled_from([" ", "\t", "  ", " \t"]))
+        tag = draw(st.sampled_from(["sys", "bm25", "t"]))
+        lines = [sep.join([q, "Q0", d, str(i + 1), s, tag]) for i, ((q, d), s) in enumerate(rows.items())]
+        if draw(st.booleans()):
+            lines = sorted(lines)  # grouped by query, as run files usually are
+        runs.append("\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n", "\n\n"])))
+    extra = draw(_MEASURES)
+    flags = draw(st.sampled_from([[], ["-q"], ["-f", "trec"], ["-f", "tsv", "-q"], ["-f", "tsv"], ["--quiet", "-q"]]))
+    return qrels, runs, ["-m", *extra, *flags]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections())
+def test_generated_collections_print_the_same(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], case: tuple[str, list[str], list[str]]
+) -> None:
+    qrels, runs, extra = case
+    d = tmp_path_factory.mktemp("c")
+    (d / "q.txt").write_text(qrels)
+    paths = []
+    for i, text in enumerate(runs):
+        (d / f"r{i}.run").write_bytes(text.encode())
+        paths.append(str(d / f"r{i}.run"))
+    judged = {line.split()[0] for line in qrels.splitlines()}
+    shares = all(judged & {line.split()[0] for line in text.splitlines() if line.strip()} for text in runs)
+    check_same(["eval", str(d / "q.txt"), *paths, *extra], capsys, taken=shares)
+
+
+_BYTES = st.sampled_from([b" ", b"\t", b"\n", b"\r", b"#", b"0", b"1", b"-", b".", b"e", b"q1", b"Q0", b"d1", b"x", b"\x00", b"\xff"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_BYTES, max_size=40), st.integers(0, len(RUN)))
+def test_damaged_runs_are_read_as_the_full_interface_reads_them(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], noise: list[bytes], at: int
+) -> None:
+    """Bytes spliced into a run: the express path declines, or prints what the full interface prints (an
+    error of the full interface is never an express result)."""
+    d = tmp_path_factory.mktemp("f")
+    (d / "q.txt").write_text(QRELS)
+    data = RUN.encode()
+    (d / "r.txt").write_bytes(data[:at] + b"".join(noise) + data[at:])
+    check_same(["eval", str(d / "q.txt"), str(d / "r.txt"), "-q", "-f", "tsv"], capsys, taken=None)
+
+
+def test_specs_map_only_default_parameters() -> None:
+    assert express_specs(parse_many(["nDCG@10", "AP", "P@10", "RR", "R@100"])) == ((1, 10), (2, 0), (3, 10), (4, 0), (5, 100))
+    assert express_specs(parse_many(["nDCG@10", "bpref"])) is None
+    assert express_specs(parse_many(["RR(rel=2)"])) is None
+    assert express_specs(parse_many(["P(ties=average)@5"])) is None
+
+
+_WORDS = st.sampled_from(
+    ["nDCG", "AP", "P", "RR", "R", "ndcg", "map", "recip_rank", "ndcg_cut", "map_cut", "recall", "ERR", "ncdg", "Ndcg", "p"]
+)
+_TAILS = st.sampled_from(["", "@10", "@5,10", "@1", "@0", "@05", "@", "@10,", ".10", ".5,20", ".0", ".", "@10.5", "(gain=exp)@3"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_WORDS, _TAILS).map("".join), min_size=1, max_size=5))
+def test_plain_measure_words_are_named_as_the_measure_language_names_them(words: list[str]) -> None:
+    """The express path's own reading of plain measure words (no measure language imported) gives the
+    measures parse_many gives, in its order and without repeats; words it does not read are None, and
+    it never reads a word parse_many refuses."""
+    mine = express_measures(words)
+    try:
+        theirs = [str(m) for m in parse_many(words)]
+    except RanklensError:
+        assert mine is None
+        return
+    if mine is not None:
+        assert [str(m) for m in mine] == theirs
+        assert express_specs(mine) == express_specs(parse_many(words))
+
+
+def test_the_plain_words_cover_the_defaults_and_trec_names() -> None:
+    for words in (["nDCG@10", "AP", "P@10", "RR", "R@100"], ["ndcg_cut.10", "map", "P.10", "recip_rank", "recall.100"]):
+        mine = express_measures(words)
+        assert mine is not None and [str(m) for m in mine] == [str(m) for m in parse_many(words)]
