@@ -329,3 +329,40 @@ def test_the_plain_words_cover_the_defaults_and_trec_names() -> None:
     for words in (["nDCG@10", "AP", "P@10", "RR", "R@100"], ["ndcg_cut.10", "map", "P.10", "recip_rank", "recall.100"]):
         mine = express_measures(words)
         assert mine is not None and [str(m) for m in mine] == [str(m) for m in parse_many(words)]
+
+
+def _as_tuple(res: list | None) -> object:
+    return None if res is None else [(r.run, r.query_ids, r.rows, r.aggregates, r.notes) for r in res]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections(), st.sampled_from([1, 16, 37, 64, 200]))
+def test_blocks_of_any_size_give_the_same_values(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[str], list[str]], block: int
+) -> None:
+    """A run read in blocks of a few bytes (queries carried from block to block, blocks grown for a long
+    query) gives what it gives read in one block; a run whose queries are not together is declined, or
+    the same when each block holds its queries together."""
+    qrels, runs, _ = case
+    d = tmp_path_factory.mktemp("b")
+    (d / "q.txt").write_text(qrels)
+    (d / "r.run").write_bytes(runs[0].encode())
+    measures = parse_many(["nDCG@3", "AP", "P@2", "RR", "R@5"])
+    whole = evaluate_express(str(d / "q.txt"), [str(d / "r.run")], measures)
+    blocks = evaluate_express(str(d / "q.txt"), [str(d / "r.run")], measures, block=block)
+    queries = [line.split()[0] for line in runs[0].splitlines() if line.strip()]
+    grouped = all(a == b or b not in queries[:i] for i, (a, b) in enumerate(zip(queries, queries[1:])))
+    if grouped:
+        assert _as_tuple(blocks) == _as_tuple(whole)
+    else:
+        assert blocks is None or _as_tuple(blocks) == _as_tuple(whole)
+
+
+def test_a_query_longer_than_the_block_is_read_on(tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text(QRELS)
+    (tmp_path / "r.txt").write_text(RUN * 1 + "".join(f"q3 Q0 x{i} {i} {i} sys\n" for i in range(50)))
+    measures = parse_many(["nDCG@10", "AP"])
+    whole = evaluate_express(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], measures)
+    assert whole is not None and whole[0].query_ids == ("q1", "q2")
+    assert _as_tuple(evaluate_express(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], measures, block=8)) == _as_tuple(whole)
+    assert "1 run query (50 rows) not in the qrels: ignored" in whole[0].notes

@@ -199,12 +199,6 @@ static int label_desc(const void *pa, const void *pb) {
     return (a < b) - (a > b);
 }
 
-/* qsort has no context argument in C99: the names the query order compares (the GIL is held) */
-static const Str *ORDER_NAMES;
-
-static int query_order(const void *pa, const void *pb) {
-    return str_cmp(ORDER_NAMES[*(const int32_t *)pa], ORDER_NAMES[*(const int32_t *)pb]);
-}
 
 /* a decimal label of 1..9 digits with an optional '-' (the general path decides anything longer) */
 static int parse_label(const unsigned char *s, Py_ssize_t n, int32_t *out) {
@@ -282,143 +276,249 @@ static Py_ssize_t text_end(const unsigned char *u, Py_ssize_t n) {
     return n;
 }
 
-static PyObject *evaluate(PyObject *self, PyObject *args) {
-    PyObject *qrels_obj, *run_obj, *specs_obj;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "SSO", &qrels_obj, &run_obj, &specs_obj)) return NULL;
-    char *qdata, *rdata;
-    Py_ssize_t qsize, rsize;
-    if (PyBytes_AsStringAndSize(qrels_obj, &qdata, &qsize) < 0 || PyBytes_AsStringAndSize(run_obj, &rdata, &rsize) < 0)
-        return NULL;
-    if (!plain_text((const unsigned char *)qdata, qsize) || !plain_text((const unsigned char *)rdata, rsize))
-        Py_RETURN_NONE;
-    Py_ssize_t qend = text_end((const unsigned char *)qdata, qsize), rend = text_end((const unsigned char *)rdata, rsize);
-    if (qend == 0 || rend == 0) Py_RETURN_NONE;
-    Py_ssize_t n_specs = PyTuple_Size(specs_obj);
-    if (n_specs < 1 || n_specs > 64) {
-        PyErr_SetString(PyExc_ValueError, "between 1 and 64 measures");
+/* ---------------------------------------------------------------------------------------------- qrels */
+
+/* The qrels, parsed once for all the runs and blocks: every judgement, query by query, with each query's
+ * positive labels sorted descending (the ideal ranking) and its R. */
+typedef struct {
+    PyObject *text; /* the bytes the judgements point into (a strong reference) */
+    Names queries;
+    Judgement *judgements;
+    int32_t *jorder;       /* judgements grouped by query */
+    Py_ssize_t *jstart;    /* query q's judgements: jorder[jstart[q] .. jstart[q+1]) */
+    int32_t *ideal;        /* query q's positive labels, descending: ideal[ideal_start[q] ..] */
+    Py_ssize_t *ideal_start, *num_rel;
+    Py_ssize_t n_judgements, most_judged;
+    Stamped judged_of;     /* one query's judgements at a time, by document */
+    int32_t stamp;         /* the next stamp of judged_of */
+} Qrels;
+
+static void qrels_free(Qrels *qr) {
+    if (qr == NULL) return;
+    Py_XDECREF(qr->text);
+    names_free(&qr->queries);
+    PyMem_Free(qr->judgements);
+    PyMem_Free(qr->jorder);
+    PyMem_Free(qr->jstart);
+    PyMem_Free(qr->ideal);
+    PyMem_Free(qr->ideal_start);
+    PyMem_Free(qr->num_rel);
+    stamped_free(&qr->judged_of);
+    PyMem_Free(qr);
+}
+
+static void qrels_capsule_free(PyObject *capsule) { qrels_free((Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels")); }
+
+/* The qrels of text, or NULL with *declined set (or an exception: memory) */
+static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
+    char *data;
+    Py_ssize_t size;
+    *declined = 0;
+    if (PyBytes_AsStringAndSize(text_obj, &data, &size) < 0) return NULL;
+    const unsigned char *u = (const unsigned char *)data;
+    Py_ssize_t end = text_end(u, size);
+    if (end == 0 || !plain_text(u, size)) {
+        *declined = 1;
         return NULL;
     }
-    Spec specs[64];
-    for (Py_ssize_t i = 0; i < n_specs; i++) {
-        PyObject *item = PyTuple_GetItem(specs_obj, i);
-        int kind;
-        Py_ssize_t cutoff;
-        if (item == NULL || !PyArg_ParseTuple(item, "in", &kind, &cutoff)) return NULL;
-        if (kind < NDCG || kind > RECALL || cutoff < 0 || (kind == PREC && cutoff == 0)) {
-            PyErr_SetString(PyExc_ValueError, "bad measure spec");
-            return NULL;
-        }
-        specs[i].kind = kind;
-        specs[i].cutoff = cutoff;
+    Qrels *qr = (Qrels *)PyMem_Calloc(1, sizeof(Qrels));
+    if (qr == NULL) {
+        PyErr_NoMemory();
+        return NULL;
     }
-
-    PyObject *result = NULL;
-    const unsigned char *qu = (const unsigned char *)qdata, *ru = (const unsigned char *)rdata;
-    Names qq = {0}, rq = {0};
-    Stamped judged_of = {0}, retrieved = {0};
-    Judgement *judgements = NULL;
-    int32_t *jorder = NULL, *ideal = NULL, *order = NULL;
-    Py_ssize_t *jstart = NULL, *ideal_start = NULL, *num_rel = NULL, *qstart = NULL, *rq_map = NULL;
-    Row *rows = NULL, *grouped = NULL;
-    double *div = NULL;
-    Py_ssize_t n_j = 0, cap_j = qend / 16 + 16, n_rows = 0, cap_rows = rend / 32 + 16;
-    if (names_init(&qq, 1024) < 0 || names_init(&rq, 1024) < 0) goto nomem;
-
-    /* ---- the qrels: query, iteration, document, label; every judgement once */
-    judgements = (Judgement *)PyMem_Malloc((size_t)cap_j * sizeof(Judgement));
-    if (!judgements) goto nomem;
-    Py_ssize_t pos = 0, last_qi = -1;
+    Py_INCREF(text_obj);
+    qr->text = text_obj;
+    Py_ssize_t n_j = 0, cap_j = end / 16 + 16, pos = 0, last_qi = -1;
     Str last_q = {NULL, -1};
-    while (pos < qend) {
+    if (names_init(&qr->queries, 1024) < 0) goto nomem;
+    qr->judgements = (Judgement *)PyMem_Malloc((size_t)cap_j * sizeof(Judgement));
+    if (!qr->judgements) goto nomem;
+    while (pos < end) {
         Py_ssize_t starts[4], lens[4];
         int more;
-        int fields = line_fields(qu, &pos, qend, qsize, starts, lens, 4, &more);
+        int fields = line_fields(u, &pos, end, size, starts, lens, 4, &more);
         if (fields == 0) continue;
-        if (fields != 4 || more || qu[starts[0]] == '#') goto decline;
+        if (fields != 4 || more || u[starts[0]] == '#') goto decline;
         int32_t label;
-        if (parse_label(qu + starts[3], lens[3], &label) < 0 || label < 0 || lens[2] > INT32_MAX) goto decline;
-        Str q = {qu + starts[0], lens[0]};
+        if (parse_label(u + starts[3], lens[3], &label) < 0 || label < 0 || lens[2] > INT32_MAX) goto decline;
+        Str q = {u + starts[0], lens[0]};
         if (!str_eq(q, last_q)) {
-            last_qi = names_find(&qq, q, 1);
+            last_qi = names_find(&qr->queries, q, 1);
             if (last_qi == -2) goto nomem;
             last_q = q;
         }
         if (n_j == cap_j) {
             cap_j *= 2;
-            Judgement *a = (Judgement *)PyMem_Realloc(judgements, (size_t)cap_j * sizeof(Judgement));
+            Judgement *a = (Judgement *)PyMem_Realloc(qr->judgements, (size_t)cap_j * sizeof(Judgement));
             if (a == NULL) goto nomem;
-            judgements = a;
+            qr->judgements = a;
         }
-        Judgement *jg = judgements + n_j++;
-        jg->doc = qu + starts[2];
+        Judgement *jg = qr->judgements + n_j++;
+        jg->doc = u + starts[2];
         jg->doc_len = (int32_t)lens[2];
         jg->doc_hash = id_hash(jg->doc, lens[2]);
         jg->label = label;
         jg->query = (int32_t)last_qi;
     }
     if (n_j == 0 || n_j > INT32_MAX / 4) goto decline;
+    qr->n_judgements = n_j;
+    Py_ssize_t nq = qr->queries.n;
     /* the judgements query by query (a counting sort), then no document twice within a query */
-    jstart = (Py_ssize_t *)PyMem_Calloc((size_t)qq.n + 1, sizeof(Py_ssize_t));
-    jorder = (int32_t *)PyMem_Malloc((size_t)n_j * sizeof(int32_t));
-    if (!jstart || !jorder) goto nomem;
-    for (Py_ssize_t i = 0; i < n_j; i++) jstart[judgements[i].query + 1]++;
-    for (Py_ssize_t q = 0; q < qq.n; q++) jstart[q + 1] += jstart[q];
-    {
-        Py_ssize_t *fill = (Py_ssize_t *)PyMem_Malloc(((size_t)qq.n + 1) * sizeof(Py_ssize_t));
-        if (fill == NULL) goto nomem;
-        memcpy(fill, jstart, ((size_t)qq.n + 1) * sizeof(Py_ssize_t));
-        for (Py_ssize_t i = 0; i < n_j; i++) jorder[fill[judgements[i].query]++] = (int32_t)i;
+    qr->jstart = (Py_ssize_t *)PyMem_Calloc((size_t)nq + 1, sizeof(Py_ssize_t));
+    qr->jorder = (int32_t *)PyMem_Malloc((size_t)n_j * sizeof(int32_t));
+    Py_ssize_t *fill = (Py_ssize_t *)PyMem_Malloc(((size_t)nq + 1) * sizeof(Py_ssize_t));
+    if (!qr->jstart || !qr->jorder || !fill) {
         PyMem_Free(fill);
+        goto nomem;
     }
-    Py_ssize_t most_judged = 0;
-    for (Py_ssize_t q = 0; q < qq.n; q++)
-        if (jstart[q + 1] - jstart[q] > most_judged) most_judged = jstart[q + 1] - jstart[q];
-    if (stamped_init(&judged_of, most_judged) < 0) goto nomem;
-    int32_t stamp = 0; /* one stamp per table filled */
-    for (Py_ssize_t q = 0; q < qq.n; q++, stamp++)
-        for (Py_ssize_t k = jstart[q]; k < jstart[q + 1]; k++) {
-            const Judgement *jg = judgements + jorder[k];
-            size_t j = (size_t)jg->doc_hash & judged_of.mask;
-            while (judged_of.stamp[j] == stamp) {
-                const Judgement *o = judgements + judged_of.slot[j];
+    for (Py_ssize_t i = 0; i < n_j; i++) qr->jstart[qr->judgements[i].query + 1]++;
+    for (Py_ssize_t q = 0; q < nq; q++) qr->jstart[q + 1] += qr->jstart[q];
+    memcpy(fill, qr->jstart, ((size_t)nq + 1) * sizeof(Py_ssize_t));
+    for (Py_ssize_t i = 0; i < n_j; i++) qr->jorder[fill[qr->judgements[i].query]++] = (int32_t)i;
+    for (Py_ssize_t q = 0; q < nq; q++)
+        if (qr->jstart[q + 1] - qr->jstart[q] > qr->most_judged) qr->most_judged = qr->jstart[q + 1] - qr->jstart[q];
+    if (stamped_init(&qr->judged_of, qr->most_judged) < 0) {
+        PyMem_Free(fill);
+        goto nomem;
+    }
+    Stamped *t = &qr->judged_of;
+    for (Py_ssize_t q = 0; q < nq; q++, qr->stamp++)
+        for (Py_ssize_t k = qr->jstart[q]; k < qr->jstart[q + 1]; k++) {
+            const Judgement *jg = qr->judgements + qr->jorder[k];
+            size_t j = (size_t)jg->doc_hash & t->mask;
+            while (t->stamp[j] == qr->stamp) {
+                const Judgement *o = qr->judgements + t->slot[j];
                 Str x = {o->doc, o->doc_len}, y = {jg->doc, jg->doc_len};
-                if (o->doc_hash == jg->doc_hash && str_eq(x, y)) goto decline;
-                j = (j + 1) & judged_of.mask;
+                if (o->doc_hash == jg->doc_hash && str_eq(x, y)) {
+                    PyMem_Free(fill);
+                    goto decline;
+                }
+                j = (j + 1) & t->mask;
             }
-            judged_of.stamp[j] = stamp;
-            judged_of.slot[j] = jorder[k];
+            t->stamp[j] = qr->stamp;
+            t->slot[j] = qr->jorder[k];
         }
-    /* every qrels query's positive labels, sorted descending (the ideal ranking), and its R */
-    ideal_start = (Py_ssize_t *)PyMem_Calloc((size_t)qq.n + 1, sizeof(Py_ssize_t));
-    num_rel = (Py_ssize_t *)PyMem_Calloc((size_t)qq.n + 1, sizeof(Py_ssize_t));
-    ideal = (int32_t *)PyMem_Malloc((size_t)n_j * sizeof(int32_t));
-    if (!ideal_start || !num_rel || !ideal) goto nomem;
-    for (Py_ssize_t i = 0; i < n_j; i++)
-        if (judgements[i].label > 0) num_rel[judgements[i].query]++;
-    for (Py_ssize_t q = 0; q < qq.n; q++) ideal_start[q + 1] = ideal_start[q] + num_rel[q];
-    {
-        Py_ssize_t *fill = (Py_ssize_t *)PyMem_Malloc(((size_t)qq.n + 1) * sizeof(Py_ssize_t));
-        if (fill == NULL) goto nomem;
-        memcpy(fill, ideal_start, ((size_t)qq.n + 1) * sizeof(Py_ssize_t));
-        for (Py_ssize_t i = 0; i < n_j; i++)
-            if (judgements[i].label > 0) ideal[fill[judgements[i].query]++] = judgements[i].label;
+    /* every query's positive labels, sorted descending, and its R */
+    qr->ideal_start = (Py_ssize_t *)PyMem_Calloc((size_t)nq + 1, sizeof(Py_ssize_t));
+    qr->num_rel = (Py_ssize_t *)PyMem_Calloc((size_t)nq + 1, sizeof(Py_ssize_t));
+    qr->ideal = (int32_t *)PyMem_Malloc((size_t)n_j * sizeof(int32_t));
+    if (!qr->ideal_start || !qr->num_rel || !qr->ideal) {
         PyMem_Free(fill);
+        goto nomem;
     }
-    for (Py_ssize_t q = 0; q < qq.n; q++)
-        qsort(ideal + ideal_start[q], (size_t)num_rel[q], sizeof(int32_t), label_desc);
+    for (Py_ssize_t i = 0; i < n_j; i++)
+        if (qr->judgements[i].label > 0) qr->num_rel[qr->judgements[i].query]++;
+    for (Py_ssize_t q = 0; q < nq; q++) qr->ideal_start[q + 1] = qr->ideal_start[q] + qr->num_rel[q];
+    memcpy(fill, qr->ideal_start, ((size_t)nq + 1) * sizeof(Py_ssize_t));
+    for (Py_ssize_t i = 0; i < n_j; i++)
+        if (qr->judgements[i].label > 0) qr->ideal[fill[qr->judgements[i].query]++] = qr->judgements[i].label;
+    PyMem_Free(fill);
+    for (Py_ssize_t q = 0; q < nq; q++)
+        qsort(qr->ideal + qr->ideal_start[q], (size_t)qr->num_rel[q], sizeof(int32_t), label_desc);
+    return qr;
 
-    /* ---- the run: six fields, a score in the strict grammar, the first row's tag */
+decline:
+    *declined = 1;
+    qrels_free(qr);
+    return NULL;
+nomem:
+    PyErr_NoMemory();
+    qrels_free(qr);
+    return NULL;
+}
+
+/* parse_qrels(text) -> None | (qrels, number of queries) */
+static PyObject *parse_qrels(PyObject *self, PyObject *args) {
+    PyObject *text;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "S", &text)) return NULL;
+    int declined;
+    Qrels *qr = qrels_parse(text, &declined);
+    if (qr == NULL) {
+        if (declined) Py_RETURN_NONE;
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(qr, "ranklens.qrels", qrels_capsule_free);
+    if (capsule == NULL) {
+        qrels_free(qr);
+        return NULL;
+    }
+    return Py_BuildValue("(Nn)", capsule, qr->queries.n);
+}
+
+/* ------------------------------------------------------------------------------------------------ runs */
+
+static int read_specs(PyObject *specs_obj, Spec *specs, Py_ssize_t *n_specs) {
+    *n_specs = PyTuple_Size(specs_obj);
+    if (*n_specs < 1 || *n_specs > 64) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "between 1 and 64 measures");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < *n_specs; i++) {
+        PyObject *item = PyTuple_GetItem(specs_obj, i);
+        int kind;
+        Py_ssize_t cutoff;
+        if (item == NULL || !PyArg_ParseTuple(item, "in", &kind, &cutoff)) return -1;
+        if (kind < NDCG || kind > RECALL || cutoff < 0 || (kind == PREC && cutoff == 0)) {
+            PyErr_SetString(PyExc_ValueError, "bad measure spec");
+            return -1;
+        }
+        specs[i].kind = kind;
+        specs[i].cutoff = cutoff;
+    }
+    return 0;
+}
+
+/* evaluate_block(qrels, text, end, specs, final) -> None | (tag, run_queries, evaluated, values,
+ *     run_only_rows, consumed)
+ *
+ * Evaluates the queries of text[:end] (end: a line boundary; with final, the whole text, trailing
+ * whitespace ignored). Unless final, the last query of the block is left for the next block: consumed is
+ * where its first line starts, and the caller passes the text from there again with what follows (0: the
+ * block holds one query only, so the caller passes a longer one). The block's queries must come one after
+ * another (a query seen again after another is declined: the general path reads such a run whole).
+ *   tag: the first row's tag (bytes), None when the block has no row;
+ *   run_queries: every query of the rows evaluated or ignored, in file order (str);
+ *   evaluated: the queries also in the qrels, in file order, and values: their values, query after query,
+ *   one per spec. */
+static PyObject *evaluate_block(PyObject *self, PyObject *args) {
+    PyObject *capsule, *text_obj, *specs_obj;
+    Py_ssize_t end_arg;
+    int final;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OSnOp", &capsule, &text_obj, &end_arg, &specs_obj, &final)) return NULL;
+    Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
+    if (qr == NULL) return NULL;
+    Spec specs[64];
+    Py_ssize_t n_specs;
+    if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
+    char *rdata;
+    Py_ssize_t rsize;
+    if (PyBytes_AsStringAndSize(text_obj, &rdata, &rsize) < 0) return NULL;
+    if (end_arg < 0 || end_arg > rsize) {
+        PyErr_SetString(PyExc_ValueError, "end outside the data");
+        return NULL;
+    }
+    const unsigned char *ru = (const unsigned char *)rdata;
+    if (!plain_text(ru, end_arg)) Py_RETURN_NONE;
+    Py_ssize_t rend = final ? text_end(ru, end_arg) : end_arg;
+
+    PyObject *result = NULL;
+    Names rq = {0};
+    Stamped retrieved = {0};
+    Row *rows = NULL, *grouped = NULL;
+    Py_ssize_t *qstart = NULL, *rq_map = NULL, *line_of = NULL;
+    double *div = NULL;
+    Py_ssize_t n_rows = 0, cap_rows = rend / 32 + 16, cap_q = 1024;
+    if (names_init(&rq, 1024) < 0) goto nomem;
     rows = (Row *)PyMem_Malloc((size_t)cap_rows * sizeof(Row));
-    if (!rows) goto nomem;
-    Str tag = {NULL, 0};
-    last_q.p = NULL;
-    last_q.n = -1;
-    last_qi = -1;
+    line_of = (Py_ssize_t *)PyMem_Malloc((size_t)cap_q * sizeof(Py_ssize_t)); /* where each query's first line starts */
+    if (!rows || !line_of) goto nomem;
+    Str tag = {NULL, 0}, last_q = {NULL, -1};
+    Py_ssize_t last_qi = -1, pos = 0;
     int in_order = 1; /* the rows come query after query (as run files are written) */
-    pos = 0;
     while (pos < rend) {
-        Py_ssize_t starts[6], lens[6];
+        Py_ssize_t line_start = pos, starts[6], lens[6];
         int more;
         int fields = line_fields(ru, &pos, rend, rsize, starts, lens, 6, &more);
         if (fields == 0 || ru[starts[0]] == '#') continue;
@@ -426,14 +526,23 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
         double score;
         if (parse_score(rdata + starts[4], lens[4], &score) < 0) goto decline;
         Str q = {ru + starts[0], lens[0]};
-        Py_ssize_t qi = last_qi;
         if (!str_eq(q, last_q)) {
             Py_ssize_t before = rq.n;
-            qi = names_find(&rq, q, 1);
-            if (qi == -2) goto nomem;
-            if (qi < before) in_order = 0; /* a query seen before, after another */
+            last_qi = names_find(&rq, q, 1);
+            if (last_qi == -2) goto nomem;
+            if (last_qi < before) {
+                if (!final) goto decline; /* not grouped: the general path reads it whole */
+                in_order = 0;
+            } else {
+                if (rq.n > cap_q) {
+                    cap_q *= 2;
+                    Py_ssize_t *a = (Py_ssize_t *)PyMem_Realloc(line_of, (size_t)cap_q * sizeof(Py_ssize_t));
+                    if (a == NULL) goto nomem;
+                    line_of = a;
+                }
+                line_of[last_qi] = line_start;
+            }
             last_q = q;
-            last_qi = qi;
         }
         if (n_rows == cap_rows) {
             cap_rows *= 2;
@@ -442,48 +551,57 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
             rows = a;
         }
         if (lens[2] > INT32_MAX) goto decline;
-        Row *row = rows + n_rows;
+        Row *row = rows + n_rows++;
         row->score = score;
         row->doc = ru + starts[2];
         row->doc_len = (int32_t)lens[2];
         row->doc_hash = id_hash(row->doc, lens[2]);
-        row->query = (int32_t)qi;
+        row->query = (int32_t)last_qi;
         row->label = -1;
         if (tag.p == NULL) {
             tag.p = ru + starts[5];
             tag.n = lens[5];
         }
-        n_rows++;
     }
-    if (n_rows == 0 || n_rows > INT32_MAX / 4) goto decline;
+    if (n_rows > INT32_MAX / 4) goto decline;
+    Py_ssize_t consumed = rend, n_q = rq.n;
+    if (!final) { /* the last query waits for the rest of its rows */
+        if (n_q <= 1) {
+            consumed = 0;
+            n_q = 0;
+            n_rows = 0;
+        } else {
+            n_q--;
+            consumed = line_of[n_q];
+            while (n_rows > 0 && rows[n_rows - 1].query == n_q) n_rows--;
+        }
+    }
 
     /* run queries → qrels queries */
-    rq_map = (Py_ssize_t *)PyMem_Malloc(((size_t)rq.n + 1) * sizeof(Py_ssize_t));
-    if (rq_map == NULL) goto nomem;
+    rq_map = (Py_ssize_t *)PyMem_Malloc(((size_t)n_q + 1) * sizeof(Py_ssize_t));
+    qstart = (Py_ssize_t *)PyMem_Calloc((size_t)n_q + 1, sizeof(Py_ssize_t));
+    if (rq_map == NULL || qstart == NULL) goto nomem;
     Py_ssize_t both = 0, run_only_rows = 0;
-    for (Py_ssize_t q = 0; q < rq.n; q++) {
-        rq_map[q] = names_find(&qq, rq.str[q], 0);
+    for (Py_ssize_t q = 0; q < n_q; q++) {
+        rq_map[q] = names_find(&qr->queries, rq.str[q], 0);
         both += rq_map[q] >= 0;
     }
-    if (both == 0) goto decline; /* nothing evaluated: the general path says so */
 
     /* group the rows by run query (a counting sort that keeps the file order; nothing to move when the
      * file is written query after query) */
-    qstart = (Py_ssize_t *)PyMem_Calloc((size_t)rq.n + 1, sizeof(Py_ssize_t));
-    if (!qstart) goto nomem;
     for (Py_ssize_t i = 0; i < n_rows; i++) qstart[rows[i].query + 1]++;
-    for (Py_ssize_t q = 0; q < rq.n; q++) qstart[q + 1] += qstart[q];
+    for (Py_ssize_t q = 0; q < n_q; q++) qstart[q + 1] += qstart[q];
     if (in_order) {
         grouped = rows;
         rows = NULL;
     } else {
-        grouped = (Row *)PyMem_Malloc((size_t)n_rows * sizeof(Row));
-        Py_ssize_t *fill = (Py_ssize_t *)PyMem_Malloc(((size_t)rq.n + 1) * sizeof(Py_ssize_t));
+        grouped = (Row *)PyMem_Malloc(((size_t)n_rows + 1) * sizeof(Row));
+        Py_ssize_t *fill = (Py_ssize_t *)PyMem_Malloc(((size_t)n_q + 1) * sizeof(Py_ssize_t));
         if (grouped == NULL || fill == NULL) {
             PyMem_Free(fill);
             goto nomem;
         }
-        memcpy(fill, qstart, ((size_t)rq.n + 1) * sizeof(Py_ssize_t));
+        memcpy(fill, qstart, ((size_t)n_q + 1) * sizeof(Py_ssize_t));
         for (Py_ssize_t i = 0; i < n_rows; i++) grouped[fill[rows[i].query]++] = rows[i];
         PyMem_Free(fill);
         PyMem_Free(rows);
@@ -493,12 +611,11 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
     /* per query: no document twice (a set sized to the longest query, so it stays in cache), the labels
      * of the queries in both, and the ranking (skipped when the file is in rank order already) */
     Py_ssize_t longest = 0;
-    for (Py_ssize_t q = 0; q < rq.n; q++) {
-        Py_ssize_t n = qstart[q + 1] - qstart[q];
-        if (n > longest) longest = n;
-    }
+    for (Py_ssize_t q = 0; q < n_q; q++)
+        if (qstart[q + 1] - qstart[q] > longest) longest = qstart[q + 1] - qstart[q];
     if (stamped_init(&retrieved, longest) < 0) goto nomem;
-    for (Py_ssize_t q = 0; q < rq.n; q++) {
+    Stamped *jt = &qr->judged_of;
+    for (Py_ssize_t q = 0; q < n_q; q++) {
         Row *g = grouped + qstart[q];
         Py_ssize_t n = qstart[q + 1] - qstart[q], qi = rq_map[q];
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -517,113 +634,93 @@ static PyObject *evaluate(PyObject *self, PyObject *args) {
             continue;
         }
         /* the query's judgements in the small table, then every row's label from it */
-        for (Py_ssize_t k = jstart[qi]; k < jstart[qi + 1]; k++) {
-            size_t j = (size_t)judgements[jorder[k]].doc_hash & judged_of.mask;
-            while (judged_of.stamp[j] == stamp) j = (j + 1) & judged_of.mask;
-            judged_of.stamp[j] = stamp;
-            judged_of.slot[j] = jorder[k];
+        int32_t stamp = qr->stamp++;
+        for (Py_ssize_t k = qr->jstart[qi]; k < qr->jstart[qi + 1]; k++) {
+            size_t j = (size_t)qr->judgements[qr->jorder[k]].doc_hash & jt->mask;
+            while (jt->stamp[j] == stamp) j = (j + 1) & jt->mask;
+            jt->stamp[j] = stamp;
+            jt->slot[j] = qr->jorder[k];
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            size_t j = (size_t)g[i].doc_hash & judged_of.mask;
-            while (judged_of.stamp[j] == stamp) {
-                const Judgement *o = judgements + judged_of.slot[j];
+            size_t j = (size_t)g[i].doc_hash & jt->mask;
+            while (jt->stamp[j] == stamp) {
+                const Judgement *o = qr->judgements + jt->slot[j];
                 Str x = {o->doc, o->doc_len}, y = {g[i].doc, g[i].doc_len};
                 if (o->doc_hash == g[i].doc_hash && str_eq(x, y)) {
                     g[i].label = o->label;
                     break;
                 }
-                j = (j + 1) & judged_of.mask;
+                j = (j + 1) & jt->mask;
             }
         }
-        stamp++;
         Py_ssize_t i = 1;
         while (i < n && row_order(g + i - 1, g + i) < 0) i++;
         if (i < n) qsort(g, (size_t)n, sizeof(Row), row_order);
-        if (num_rel[qi] > longest) longest = num_rel[qi];
+        if (qr->num_rel[qi] > longest) longest = qr->num_rel[qi];
     }
     div = (double *)PyMem_Malloc(((size_t)longest + 1) * sizeof(double));
     if (div == NULL) goto nomem;
     for (Py_ssize_t r = 0; r <= longest; r++) div[r] = log2((double)r + 2.0);
 
-    /* the evaluated queries in bytewise order of their ids */
-    order = (int32_t *)PyMem_Malloc((size_t)both * sizeof(int32_t));
-    if (order == NULL) goto nomem;
-    Py_ssize_t n_eval = 0;
-    for (Py_ssize_t q = 0; q < rq.n; q++)
-        if (rq_map[q] >= 0) order[n_eval++] = (int32_t)q;
-    ORDER_NAMES = rq.str;
-    qsort(order, (size_t)n_eval, sizeof(int32_t), query_order);
-    ORDER_NAMES = NULL;
-
-    PyObject *ids = PyList_New(n_eval), *values = PyList_New(n_eval * n_specs);
-    if (ids == NULL || values == NULL) {
-        Py_XDECREF(ids);
-        Py_XDECREF(values);
-        goto fail;
-    }
-    for (Py_ssize_t e = 0; e < n_eval; e++) {
-        Py_ssize_t q = order[e], qi = rq_map[q];
+    PyObject *run_queries = PyList_New(n_q), *evaluated = PyList_New(both), *values = PyList_New(both * n_specs);
+    if (run_queries == NULL || evaluated == NULL || values == NULL) goto fail_lists;
+    for (Py_ssize_t q = 0, e = 0; q < n_q; q++) {
         PyObject *name = PyUnicode_FromStringAndSize((const char *)rq.str[q].p, rq.str[q].n);
-        if (name == NULL) {
-            Py_DECREF(ids);
-            Py_DECREF(values);
-            goto fail;
-        }
-        PyList_SetItem(ids, e, name);
+        if (name == NULL) goto fail_lists;
+        PyList_SetItem(run_queries, q, name);
+        Py_ssize_t qi = rq_map[q];
+        if (qi < 0) continue;
+        Py_INCREF(name);
+        PyList_SetItem(evaluated, e, name);
         const Row *r0 = grouped + qstart[q];
         Py_ssize_t n = qstart[q + 1] - qstart[q];
         for (Py_ssize_t s = 0; s < n_specs; s++) {
-            double v = measure(&specs[s], r0, n, ideal + ideal_start[qi], num_rel[qi], num_rel[qi], div);
+            double v = measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], qr->num_rel[qi], div);
             PyObject *f = PyFloat_FromDouble(v);
-            if (f == NULL) {
-                Py_DECREF(ids);
-                Py_DECREF(values);
-                goto fail;
-            }
+            if (f == NULL) goto fail_lists;
             PyList_SetItem(values, e * n_specs + s, f);
         }
+        e++;
     }
-    PyObject *tag_obj = PyBytes_FromStringAndSize((const char *)tag.p, tag.n);
-    if (tag_obj == NULL) {
-        Py_DECREF(ids);
-        Py_DECREF(values);
-        goto fail;
+    PyObject *tag_obj;
+    if (tag.p != NULL) {
+        tag_obj = PyBytes_FromStringAndSize((const char *)tag.p, tag.n);
+        if (tag_obj == NULL) goto fail_lists;
+    } else {
+        tag_obj = Py_None;
+        Py_INCREF(tag_obj);
     }
-    result = Py_BuildValue("(NNNnnn)", tag_obj, ids, values, rq.n - both, run_only_rows, qq.n - both);
+    result = Py_BuildValue("(NNNNnn)", tag_obj, run_queries, evaluated, values, run_only_rows, consumed);
     goto done;
 
+fail_lists:
+    Py_XDECREF(run_queries);
+    Py_XDECREF(evaluated);
+    Py_XDECREF(values);
+    goto done;
 decline:
     result = Py_None;
     Py_INCREF(result);
     goto done;
 nomem:
     PyErr_NoMemory();
-fail:
-    result = NULL;
 done:
-    names_free(&qq);
     names_free(&rq);
-    stamped_free(&judged_of);
     stamped_free(&retrieved);
-    PyMem_Free(judgements);
-    PyMem_Free(jorder);
-    PyMem_Free(jstart);
-    PyMem_Free(ideal);
-    PyMem_Free(ideal_start);
-    PyMem_Free(num_rel);
     PyMem_Free(rows);
     PyMem_Free(grouped);
     PyMem_Free(qstart);
     PyMem_Free(rq_map);
-    PyMem_Free(order);
+    PyMem_Free(line_of);
     PyMem_Free(div);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"evaluate", evaluate, METH_VARARGS,
-     "evaluate(qrels, run, specs) -> None or (tag, query_ids, values, run_only_queries, "
-     "run_only_rows, qrels_only_queries)"},
+    {"parse_qrels", parse_qrels, METH_VARARGS, "parse_qrels(text) -> None or (qrels, number of queries)"},
+    {"evaluate_block", evaluate_block, METH_VARARGS,
+     "evaluate_block(qrels, text, end, specs, final) -> None or (tag, run_queries, evaluated, values, "
+     "run_only_rows, consumed)"},
     {NULL, NULL, 0, NULL},
 };
 

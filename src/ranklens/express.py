@@ -5,9 +5,9 @@ importing numpy and pyarrow costs several times the evaluation itself. The expre
 collection in one compiled pass (``ranklens._cexpress``) and hands back plain Python values. It takes
 only what it reads and computes exactly as the general path does:
 
-* files with a TREC name (``.txt``, ``.run``, ``.trec``, ``.qrels`` or none of the known extensions), not
-  compressed, ASCII text of at most :data:`LIMIT` bytes per run (bigger runs stream through the general
-  path with bounded memory);
+* regular files with a TREC name (``.txt``, ``.run``, ``.trec``, ``.qrels``), not compressed, ASCII text;
+  runs are read :data:`BLOCK` bytes at a time, each query's rows together (as run files are written: a
+  query that comes back after others sends the run to the general path, which reads it whole);
 * the measures nDCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
 * the default evaluation policy (no ``--missing``, ``--judged-only``, ``--max-docs``, plugins …).
 
@@ -36,6 +36,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
     from collections.abc import Sequence
 
+    from typing import BinaryIO
+
     from ranklens.data.formats import FileKind
     from ranklens.measures.base import Measure
 
@@ -44,10 +46,10 @@ try:
 except ImportError:  # (built without a C compiler: the general path does everything)
     _cexpress = None  # type: ignore[assignment]
 
-__all__ = ["LIMIT", "ExpressMeasure", "ExpressResults", "evaluate_express", "express_measures", "express_specs"]
+__all__ = ["BLOCK", "ExpressMeasure", "ExpressResults", "evaluate_express", "express_measures", "express_specs"]
 
-#: the largest run text (bytes) the express path reads whole
-LIMIT = 64 << 20
+#: bytes of run text read at a time (each block's queries evaluated before the next is read)
+BLOCK = 8 << 20
 
 #: family → the compiled kernel's number (see ranklens/_cexpress.c)
 _KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5}
@@ -185,53 +187,110 @@ def available() -> bool:
     )
 
 
-def _text(path: str, kind: FileKind) -> bytes | None:
-    """The bytes of a file the express path may read as TREC text (its name says TREC, it is not
-    compressed and not bigger than :data:`LIMIT`); None for anything else (the general path reads it and
-    says what is wrong, if anything). The compiled pass checks the bytes themselves."""
+def _open_text(path: str, kind: FileKind) -> BinaryIO | None:
+    """The file at ``path``, open, when the express path may read it as TREC text: its name says TREC and
+    it is a regular file, not gzip-compressed; None for anything else (the general path reads it and says
+    what is wrong, if anything). The compiled pass checks the bytes themselves."""
     try:
-        if kind.detect(path) != ("trec", False):
+        if kind.detect(path) != ("trec", False) or not os.path.isfile(path):
             return None
-        with open(path, "rb") as f:
-            if not os.path.isfile(path) or os.fstat(f.fileno()).st_size > LIMIT:
-                return None
-            data = f.read(LIMIT + 1)
+        f = open(path, "rb")  # noqa: SIM115 (the caller closes it)
     except Exception:  # noqa: BLE001 (an unknown extension, a missing or unreadable file: the general path says)
         return None
-    return None if len(data) > LIMIT or data.startswith(_GZIP_MAGIC) else data
+    if f.read(2) == _GZIP_MAGIC:
+        f.close()
+        return None
+    f.seek(0)
+    return f
+
+
+class _Run:
+    """What the blocks of one run add up to."""
+
+    __slots__ = ("tag", "seen", "query_ids", "values", "run_only_queries", "run_only_rows")
+
+    def __init__(self) -> None:
+        self.tag: str | None = None
+        self.seen: set[str] = set()
+        self.query_ids: list[str] = []
+        self.values: list[float] = []
+        self.run_only_queries = self.run_only_rows = 0
+
+
+def _evaluate_run(qrels: object, f: BinaryIO, specs: tuple[tuple[int, int], ...], block: int) -> _Run | None:
+    """One run file evaluated block by block (a query whole in one block), or None when the compiled pass
+    declines a block or a query comes back after others (the general path reads such a run whole)."""
+    out = _Run()
+    carry = b""
+    want = block
+    while True:
+        chunk = f.read(want)
+        final = len(chunk) < want
+        text = carry + chunk if carry else chunk
+        end = len(text) if final else text.rfind(b"\n") + 1
+        got = _cexpress.evaluate_block(qrels, text, end, specs, final)
+        if got is None:
+            return None
+        tag, run_queries, evaluated, values, run_only_rows, consumed = got
+        if out.tag is None and tag is not None:
+            out.tag = tag.decode("ascii")
+        before = len(out.seen)
+        out.seen.update(run_queries)
+        if len(out.seen) != before + len(run_queries):
+            return None  # a query seen in an earlier block: not grouped
+        out.query_ids += evaluated
+        out.values += values
+        out.run_only_queries += len(run_queries) - len(evaluated)
+        out.run_only_rows += run_only_rows
+        if final:
+            return out
+        carry = text[consumed:]
+        want = block if consumed else 2 * want  # (a query longer than the block: read on)
 
 
 def evaluate_express(
-    qrels: str, runs: Sequence[str], measures: Sequence[Measure | ExpressMeasure], *, names: Sequence[str | None] | None = None
+    qrels: str,
+    runs: Sequence[str],
+    measures: Sequence[Measure | ExpressMeasure],
+    *,
+    names: Sequence[str | None] | None = None,
+    block: int = BLOCK,
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
-    the run's tag), made unique as the general path does."""
+    the run's tag), made unique as the general path does; runs are read ``block`` bytes at a time."""
     specs = express_specs(measures)
     if specs is None or not runs or not available():
         return None
-    q = _text(qrels, QRELS_FILES)
-    if q is None:
+    f = _open_text(qrels, QRELS_FILES)
+    if f is None:
         return None
-    raw: list[tuple[str, tuple[str, ...], list[float], list[str]]] = []
+    with f:
+        parsed = _cexpress.parse_qrels(f.read())
+    if parsed is None:
+        return None
+    judged, n_judged_queries = parsed
+    done: list[_Run] = []
     for path in runs:
-        r = _text(path, RUN_FILES)
-        if r is None:
+        f = _open_text(path, RUN_FILES)
+        if f is None:
             return None
-        out = _cexpress.evaluate(q, r, specs)
-        if out is None:
-            return None
-        tag, query_ids, values, run_only_queries, run_only_rows, qrels_only_queries = out
-        notes = alignment_notes(run_only_queries, run_only_rows, qrels_only_queries)
-        raw.append((tag.decode("ascii"), tuple(query_ids), values, notes))
+        with f:
+            run = _evaluate_run(judged, f, specs, block)
+        if run is None or not run.query_ids or run.tag is None:
+            return None  # (no query in common: the general path says so)
+        done.append(run)
     from ranklens.data.names import unique_names
 
     given = list(names) if names is not None else [None] * len(runs)
-    labels = unique_names([(g, None) if g is not None else (tag, path) for g, (tag, *_), path in zip(given, raw, runs)])
+    labels = unique_names([(g, None) if g is not None else (r.tag, path) for g, r, path in zip(given, done, runs)])
     results = []
     width = len(specs)
-    for label, (_, query_ids, values, notes) in zip(labels, raw):
-        rows = tuple(tuple(values[i : i + width]) for i in range(0, len(values), width))
-        means = tuple(math.fsum(values[j::width]) / len(query_ids) for j in range(width))
+    for label, r in zip(labels, done):
+        order = sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__)  # (bytewise: the ids are ASCII)
+        query_ids = tuple(r.query_ids[i] for i in order)
+        rows = tuple(tuple(r.values[i * width : (i + 1) * width]) for i in order)
+        means = tuple(math.fsum(r.values[j::width]) / len(query_ids) for j in range(width))
+        notes = alignment_notes(r.run_only_queries, r.run_only_rows, n_judged_queries - len(query_ids))
         results.append(ExpressResults(label, tuple(measures), query_ids, rows, means, tuple(notes)))
     return results

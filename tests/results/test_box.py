@@ -45,3 +45,15 @@ def test_text_it_cannot_measure_is_left_to_rich() -> None:
     assert box_table(["measure", "ünïcode"], [["AP", "1.0000"]]) is None
     assert box_table(["measure", "a\\tb"], [["AP", "1.0000"]]) is not None
     assert box_table(["measure", "a\tb"], [["AP", "1.0000"]]) is None
+
+
+def test_run_and_query_names_are_printed_as_named_not_as_rich_markup() -> None:
+    import dataclasses
+
+    import ranklens
+    from ranklens.results.rendering import render_table
+
+    res = dataclasses.replace(ranklens.evaluate({"[q]": {"a": 1}}, {"[q]": {"a": 1.0}}, ["P@1"]), run="[bold]x")
+    assert "[bold]x" in render_table([res], per_query=False, width=200)  # (the box table)
+    per_query = render_table([res], per_query=True, width=200)  # (rich)
+    assert "[bold]x" in per_query and "│ [q]" in per_query

@@ -35,7 +35,8 @@ def terminal_width() -> int | None:
 
 
 def console(file: Any, width: int | None, *, color: bool = False) -> Any:
-    """A rich Console writing plain text (or colour) to ``file`` at ``width`` (None: no limit)."""
+    """A rich Console writing plain text (or colour) to ``file`` at ``width`` (None: no limit). Text is
+    never read as rich markup: a run or query named ``[a]`` or ``[bold]`` is printed as it is named."""
     from rich.console import Console
 
     return Console(
@@ -45,6 +46,7 @@ def console(file: Any, width: int | None, *, color: bool = False) -> Any:
         color_system="standard" if color else None,
         highlight=False,
         soft_wrap=False,
+        markup=False,
     )
 
 
