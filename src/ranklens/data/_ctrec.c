@@ -30,6 +30,14 @@
 
 #include "_trec_lex.h"
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#if defined(MADV_DONTNEED)
+#define HAVE_RELEASE 1
+#endif
+#endif
+
 typedef struct {
     PyObject *obj; /* a bytearray */
     char *p;
@@ -63,6 +71,13 @@ static int buf_finish(Buf *b) {
 
 static void buf_clear(Buf *b) { Py_CLEAR(b->obj); }
 
+/* The pass itself over data[0, end) (size: the readable length, >= end). release: data is a read-only
+ * mapping of a file (tokenize_mapped): the pages behind the scan are given back (madvise MADV_DONTNEED:
+ * a file's pages fault in again, unchanged, if read again), a line holding a NUL byte is declined (the
+ * caller's check_text names it) and *nonascii says whether any byte >= 0x80 was seen (the caller then
+ * checks the UTF-8). */
+static PyObject *tokenize(const char *data, Py_ssize_t size, Py_ssize_t end, int release, int *nonascii);
+
 static PyObject *tokenize_run(PyObject *self, PyObject *args) {
     PyObject *data_obj;
     Py_ssize_t end;
@@ -75,18 +90,65 @@ static PyObject *tokenize_run(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "end outside the data");
         return NULL;
     }
+    int nonascii = 0;
+    return tokenize(data, size, end, 0, &nonascii);
+}
+
+/* tokenize_mapped(address, size, end) -> (tokenize_run's tuple, nonascii) | int: the same pass over the
+ * size bytes at address (a read-only mmap of a whole regular file, kept alive by the caller), releasing
+ * the pages behind it; see tokenize above. */
+static PyObject *tokenize_mapped(PyObject *self, PyObject *args) {
+    PyObject *addr;
+    Py_ssize_t size, end;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onn", &addr, &size, &end)) return NULL;
+    const char *data = (const char *)PyLong_AsVoidPtr(addr);
+    if (data == NULL && PyErr_Occurred()) return NULL;
+    if (data == NULL || size < 0 || end < 0 || end > size) {
+        PyErr_SetString(PyExc_ValueError, "end outside the data");
+        return NULL;
+    }
+    int nonascii = 0;
+    PyObject *out = tokenize(data, size, end, 1, &nonascii);
+    if (out == NULL || PyLong_Check(out)) return out;
+    return Py_BuildValue("(NO)", out, nonascii ? Py_True : Py_False);
+}
+
+#ifdef HAVE_RELEASE
+static Py_ssize_t page_size(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (Py_ssize_t)p : 4096;
+}
+#endif
+
+/* give back the pages of data wholly before upto (from *released on); *released stays page-aligned */
+static void release_behind(const char *data, Py_ssize_t upto, Py_ssize_t *released) {
+#ifdef HAVE_RELEASE
+    static Py_ssize_t page = 0;
+    if (page == 0) page = page_size();
+    uintptr_t base = (uintptr_t)data, lo = (base + (uintptr_t)*released) & ~(uintptr_t)(page - 1);
+    uintptr_t hi = (base + (uintptr_t)upto) & ~(uintptr_t)(page - 1);
+    if (hi > lo) madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+    if (hi > base) *released = (Py_ssize_t)(hi - base);
+#else
+    (void)data, (void)upto, (void)released;
+#endif
+}
+
+#define RELEASE_STEP ((Py_ssize_t)8 << 20) /* bytes scanned between two releases */
+
+static PyObject *tokenize(const char *data, Py_ssize_t size, Py_ssize_t end, int release, int *nonascii) {
     if (end > INT32_MAX) return PyLong_FromLong(0); /* int32 offsets: the pure path takes it */
 
     /* a first guess of the rows: lines of ~40 bytes; buffers grow as needed */
     Py_ssize_t guess = end / 32 + 16;
     Buf qo = {0}, qd = {0}, dof = {0}, dd = {0}, sc = {0}, ln = {0}, dh = {0};
     if (buf_init(&qo, (guess + 1) * 4) < 0 || buf_init(&qd, guess * 4) < 0 || buf_init(&dof, (guess + 1) * 4) < 0 ||
-        buf_init(&dd, guess * 12) < 0 || buf_init(&sc, guess * 8) < 0 || buf_init(&ln, guess * 8) < 0 ||
-        buf_init(&dh, guess * 8) < 0)
+        buf_init(&dd, guess * 12) < 0 || buf_init(&sc, guess * 8) < 0 || buf_init(&dh, guess * 8) < 0)
         goto fail;
 
     const unsigned char *u = (const unsigned char *)data;
-    Py_ssize_t pos = 0, rows = 0, extra = 0;
+    Py_ssize_t pos = 0, rows = 0, extra = 0, released = 0;
     int64_t lineno = 0;
     const char *tag0 = NULL;
     Py_ssize_t tag0_len = 0;
@@ -99,14 +161,39 @@ static PyObject *tokenize_run(PyObject *self, PyObject *args) {
         lineno++;
         Py_ssize_t starts[6], lens[6];
         int more; /* a 7th field or later */
+        Py_ssize_t line_start = pos;
         int fields = line_fields(u, &pos, end, size, starts, lens, 6, &more);
-        if (fields == 0 || data[starts[0]] == '#') continue;
+        if (release) {
+            Py_ssize_t n = pos - line_start;
+            if (memchr(data + line_start, 0, (size_t)n) != NULL) goto decline;
+            if (!*nonascii) { /* any byte with its high bit set, 8 bytes at a time */
+                uint64_t acc = 0, w;
+                Py_ssize_t i = line_start;
+                for (; i + 8 <= pos; i += 8) {
+                    memcpy(&w, u + i, 8);
+                    acc |= w;
+                }
+                for (; i < pos; i++) acc |= u[i];
+                if (acc & UINT64_C(0x8080808080808080)) *nonascii = 1;
+            }
+            if (pos - released >= RELEASE_STEP) release_behind(data, pos, &released);
+        }
+        if (fields == 0 || data[starts[0]] == '#') {
+            /* line numbers are kept only once a line is skipped: until then row i is line i + 1 */
+            if (ln.obj == NULL) {
+                if (buf_init(&ln, (guess > rows ? guess : rows + 16) * 8) < 0) goto fail;
+                for (int64_t i = 1; i <= (int64_t)rows; i++) memcpy(ln.p + (i - 1) * 8, &i, 8);
+                ln.len = rows * 8;
+            }
+            continue;
+        }
         if (fields < 6) goto decline;
         double score;
         if (parse_score(data + starts[4], lens[4], &score) < 0) goto decline;
         if (more) extra++;
         if (buf_reserve(&qd, lens[0]) < 0 || buf_reserve(&dd, lens[2]) < 0 || buf_reserve(&qo, 4) < 0 ||
-            buf_reserve(&dof, 4) < 0 || buf_reserve(&sc, 8) < 0 || buf_reserve(&ln, 8) < 0 || buf_reserve(&dh, 8) < 0)
+            buf_reserve(&dof, 4) < 0 || buf_reserve(&sc, 8) < 0 || buf_reserve(&dh, 8) < 0 ||
+            (ln.obj != NULL && buf_reserve(&ln, 8) < 0))
             goto fail;
         uint64_t h = id_hash(u + starts[2], lens[2]);
         memcpy(dh.p + dh.len, &h, 8);
@@ -123,8 +210,10 @@ static PyObject *tokenize_run(PyObject *self, PyObject *args) {
         dof.len += 4;
         memcpy(sc.p + sc.len, &score, 8);
         sc.len += 8;
-        memcpy(ln.p + ln.len, &lineno, 8);
-        ln.len += 8;
+        if (ln.obj != NULL) {
+            memcpy(ln.p + ln.len, &lineno, 8);
+            ln.len += 8;
+        }
         if (tag0 == NULL) {
             tag0 = data + starts[5];
             tag0_len = lens[5];
@@ -136,10 +225,11 @@ static PyObject *tokenize_run(PyObject *self, PyObject *args) {
         goto decline;
     }
     if (buf_finish(&qo) < 0 || buf_finish(&qd) < 0 || buf_finish(&dof) < 0 || buf_finish(&dd) < 0 ||
-        buf_finish(&sc) < 0 || buf_finish(&ln) < 0 || buf_finish(&dh) < 0)
+        buf_finish(&sc) < 0 || (ln.obj != NULL && buf_finish(&ln) < 0) || buf_finish(&dh) < 0)
         goto fail;
+    if (release) release_behind(data, size, &released);
     PyObject *lines;
-    if (rows == lineno) { /* every line a row: line i is row i (the pure readers say None too) */
+    if (ln.obj == NULL) { /* no line skipped: every line a row, line i is row i (the pure readers say None too) */
         lines = Py_None;
         Py_INCREF(lines);
     } else {
@@ -158,6 +248,7 @@ static PyObject *tokenize_run(PyObject *self, PyObject *args) {
     return result;
 
 decline:
+    if (release) release_behind(data, size, &released);
     buf_clear(&qo), buf_clear(&qd), buf_clear(&dof), buf_clear(&dd), buf_clear(&sc), buf_clear(&ln), buf_clear(&dh);
     return PyLong_FromLongLong((long long)lineno);
 fail:
@@ -257,6 +348,9 @@ static PyMethodDef methods[] = {
     {"tokenize_run", tokenize_run, METH_VARARGS,
      "tokenize_run(data, end) -> (query_offsets, query_data, doc_offsets, doc_data, scores, lines, rows, extra, "
      "first_tag, doc_hashes), or the number of the first line to leave to the pure reader"},
+    {"tokenize_mapped", tokenize_mapped, METH_VARARGS,
+     "tokenize_mapped(address, size, end) -> (tokenize_run's tuple, nonascii), or the line to leave to the pure "
+     "reader; the pages of the read-only mapping at address are released behind the scan"},
     {"hash_strings", hash_strings, METH_VARARGS,
      "hash_strings(offsets_address, data_address, data_len, n) -> bytearray of n uint64 id hashes"},
     {"any_repeat", any_repeat, METH_VARARGS,

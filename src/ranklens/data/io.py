@@ -184,8 +184,18 @@ def read_run(
         _refuse_coercions(source, RUN, columns)
         return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))
-    display, fmt, data = _load(source, format)
-    parsed = _parse(data, fmt, display, RUN, forced=format is not None, mapping=mapping)
+    display, fmt, data = _load(source, format, map_text=mapping is None)
+    parsed = None
+    if fmt in _TREC_LIKE and not isinstance(data, bytes):  # a regular uncompressed file, left open by _load:
+        handle = cast(BinaryIO, data)  # tokenized from a memory map without holding its text (issue 12), or read
+        try:
+            layout = fmt if fmt != "trec" else "trec" if format is not None else "auto"
+            parsed = trec.read_run_mapped(handle, display, layout=layout)
+            data = b"" if parsed is not None else _read_rest(handle, b"", display, text=True)
+        finally:
+            handle.close()
+    if parsed is None:
+        parsed = _parse(data, fmt, display, RUN, forced=format is not None, mapping=mapping)
     # the parsed columns own their bytes: free the file's (395 MB for the 10M-line M run) before the run is
     # built, which would otherwise hold both at its peak (issue 12)
     del data
@@ -364,10 +374,11 @@ def _python_value_problem(value: object, kind: Kind) -> str | None:
     return None if -(2**31) <= number < 2**31 else f"{_LABEL_RANGE}, got {value}"
 
 
-def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | BinaryIO]:
+def _load(source: PathLike, format: str | None, *, map_text: bool = False) -> tuple[str, str, bytes | BinaryIO]:
     """Open the file once (a pipe or FIFO cannot be opened twice), pick the format, read the bytes
     (gunzipped). An uncompressed Parquet file in a seekable file is handed to pyarrow open, so it reads
-    only the columns it needs (:func:`_parse` closes it)."""
+    only the columns it needs (:func:`_parse` closes it). ``map_text``: an uncompressed regular file of a
+    TREC-like format is left open too, unread, for :func:`read_run` to map (the caller closes it)."""
     display = os.fspath(source)
     if display == "-":  # standard input, read once (a pipe cannot be opened twice)
         return _load_stdin(format)
@@ -381,6 +392,8 @@ def _load(source: PathLike, format: str | None) -> tuple[str, str, bytes | Binar
                 return display, fmt, handle
             if head != b"PA"[: len(head)]:  # not "PAR1": say so before reading an endless stream
                 raise FormatError(display, "expected a Parquet file: it does not start with PAR1")
+        if map_text and fmt in _TREC_LIKE and not compressed and head != _GZIP_MAGIC and _is_regular(handle):
+            return display, fmt, handle
         data = _read_rest(handle, head, display, text=fmt != "parquet" and head != _GZIP_MAGIC)
     except BaseException:
         handle.close()

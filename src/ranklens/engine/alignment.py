@@ -108,10 +108,11 @@ def align(
     run_only_rows = int(keep.size - np.count_nonzero(keep))
     run_only_queries = int(np.count_nonzero(qmap < 0))
     if run_only_rows:
-        rows = np.flatnonzero(keep)
+        rows: np.ndarray | None = np.flatnonzero(keep)
         rq, scores = rq[rows], run.score[rows]
-    else:  # every row kept: no gathers
-        rows, scores = np.arange(keep.size), run.score
+    else:  # every row kept: no gathers, and row i is run row i (no index array of them either)
+        rows, scores = None, run.score
+    del keep
 
     # ONE sort: query, then score desc, then (trec) doc id desc or (input) file order among ties
     perm = _rank_order(rq, scores)
@@ -120,21 +121,36 @@ def align(
         tied = _break_ties_by_doc_desc(perm, rq, scores, run.docs, rows)
         in_order = in_order and tied is perm
         perm = tied
-    if in_order:  # already in order (a run written query by query, in rank order): no gathers
-        rdoc = rows
-    else:
-        rq, scores, rdoc = rq[perm], scores[perm], rows[perm]
 
+    # the cuts at max_docs and depth keep each query's first rows in sorted order: found on the sorted
+    # positions (queries come in ascending code order), so only the kept rows are gathered (issue 12)
     truncated = 0
-    if max_docs is not None and rq.size:
-        within = _rank_in_query(rq, nq_qrels) < max_docs
-        truncated = int(within.size - np.count_nonzero(within))
-        if truncated:
-            rq, scores, rdoc = rq[within], scores[within], rdoc[within]
-    if depth is not None and not judged_only and rq.size:
-        within = _rank_in_query(rq, nq_qrels) < depth
-        if not within.all():
-            rq, scores, rdoc = rq[within], scores[within], rdoc[within]
+    kept: np.ndarray | None = None  # the sorted positions kept (None: all)
+    if rq.size and (max_docs is not None or (depth is not None and not judged_only)):
+        n = rq.size
+        per_query = np.bincount(rq, minlength=nq_qrels)
+        starts = np.concatenate(([0], np.cumsum(per_query)[:-1]))
+        keep_counts = per_query
+        if max_docs is not None:
+            keep_counts = np.minimum(keep_counts, max_docs)
+            truncated = int(n - keep_counts.sum())
+        if depth is not None and not judged_only:
+            keep_counts = np.minimum(keep_counts, depth)
+        total = int(keep_counts.sum())
+        if total < n:
+            kept_starts = np.concatenate(([0], np.cumsum(keep_counts)[:-1]))
+            kept = np.repeat(starts - kept_starts, keep_counts) + np.arange(total)
+    if kept is not None:
+        idx = kept if in_order else perm[kept]
+        rdoc = idx if rows is None else rows[idx]
+        rq, scores = rq[idx], scores[idx]
+        del idx, kept
+    elif in_order:  # already in order (a run written query by query, in rank order): no gathers
+        rdoc = np.arange(rq.size) if rows is None else rows
+    else:
+        rdoc = perm if rows is None else rows[perm]
+        rq, scores = rq[perm], scores[perm]
+    del perm, rows
 
     # the join with the qrels, only for the rows that will be used
     labels = _labels(qrels, qlabel, run, rdoc, rq)
@@ -287,12 +303,6 @@ def _labels_exact(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, 
     return labels
 
 
-def _rank_in_query(rq: np.ndarray, num_queries: int) -> np.ndarray:
-    """0-based rank of every row within its query (rows sorted by query)."""
-    counts = np.bincount(rq, minlength=num_queries)
-    return np.arange(rq.size) - np.repeat(np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-
-
 def _is_identity(perm: np.ndarray) -> bool:
     return bool(np.all(perm[1:] - perm[:-1] == 1))
 
@@ -315,18 +325,24 @@ def _rank_order(rq: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if np.unique(block_q).size == block_q.size:  # each query is one contiguous block
             lengths = np.diff(np.concatenate((starts, [n])))
             order = np.argsort(block_q, kind="stable")
-            new_starts = np.repeat(starts[order], lengths[order])
-            within = np.arange(n) - np.repeat(np.concatenate(([0], np.cumsum(lengths[order])[:-1])), lengths[order])
-            return new_starts + within
+            moved = lengths[order]
+            perm = np.repeat(starts[order] - np.concatenate(([0], np.cumsum(moved)[:-1])), moved)
+            perm += np.arange(n)  # (in place: one full-length temporary, not three)
+            return perm
     return np.lexsort((-scores, rq))  # lexsort is stable: ties keep the input order
 
 
 def _break_ties_by_doc_desc(
-    perm: np.ndarray, rq: np.ndarray, scores: np.ndarray, docs: pa.Array, rows: np.ndarray
+    perm: np.ndarray, rq: np.ndarray, scores: np.ndarray, docs: pa.Array, rows: np.ndarray | None
 ) -> np.ndarray:
-    """Reorder each run of tied rows (same query and score) by document id descending (``strcmp``)."""
-    q, s = rq[perm], scores[perm]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    """Reorder each run of tied rows (same query and score) by document id descending (``strcmp``);
+    ``rows``: the run row of each of ``rq``'s (None: row i is run row i)."""
+    s = scores[perm]
+    tie = s[1:] == s[:-1]
+    del s
+    q = rq[perm]
+    tie &= q[1:] == q[:-1]
+    del q
     if not tie.any():
         return perm
     member = np.zeros(perm.size, dtype=bool)
@@ -334,7 +350,8 @@ def _break_ties_by_doc_desc(
     member[:-1] |= tie
     pos = np.flatnonzero(member)
     group = np.cumsum(np.concatenate(([True], ~tie[pos[:-1]] | (np.diff(pos) != 1))))
-    table = pa.table({"g": from_numpy(group), "d": docs.take(from_numpy(rows[perm[pos]]))})
+    at = perm[pos]
+    table = pa.table({"g": from_numpy(group), "d": docs.take(from_numpy(at if rows is None else rows[at]))})
     order = to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
     out = perm.copy()
     out[pos] = perm[pos[order]]

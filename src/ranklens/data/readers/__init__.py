@@ -379,7 +379,7 @@ def to_run(columns: Columns, source: str, name: str) -> Run:
     try:
         run = Run.from_arrays(
             columns.query_id, columns.doc_id, columns.value, name=name, source=source,
-            line_numbers=columns.line_numbers,
+            line_numbers=columns.line_numbers, doc_hash=columns.doc_hash,  # (the tokenizer's: not hashed twice)
         )
     except (pa.ArrowException, OverflowError) as e:
         raise FormatError(source, f"cannot build run: {_first_line(e)}") from None

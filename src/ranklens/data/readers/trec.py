@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import mmap
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -366,6 +367,11 @@ def _compiled_run(data: bytes, end: int) -> Columns | None:
     out = _ctrec.tokenize_run(data, end)
     if isinstance(out, int):
         return None
+    return _tokenized_columns(out)
+
+
+def _tokenized_columns(out: tuple) -> Columns:  # type: ignore[type-arg]
+    """The Columns of the compiled tokenizer's output (its buffers wrapped, not copied)."""
     q_offsets, q_data, d_offsets, d_data, scores, lines, rows, extra, tag, hashes = out
     query = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(q_offsets), pa.py_buffer(q_data)])
     doc = pa.Array.from_buffers(pa.string(), rows, [None, pa.py_buffer(d_offsets), pa.py_buffer(d_data)])
@@ -373,6 +379,93 @@ def _compiled_run(data: bytes, end: int) -> Columns | None:
     line_numbers = None if lines is None else np.frombuffer(lines, dtype=np.int64)
     doc_hash = np.frombuffer(hashes, dtype=np.uint64)  # the id hash of _hashing.string_hash, on the way
     return Columns(query, doc, value, line_numbers, tag.decode(), extra, doc_hash=doc_hash)
+
+
+#: A regular run file of at least this many bytes is tokenized from a read-only memory map whose pages the
+#: tokenizer gives back behind its scan (:func:`read_run_mapped`); a smaller one is read into memory.
+MAPPED_MIN_BYTES = 1 << 20
+_HEAD_BYTES = 1 << 16  # the start of a mapped file read to sniff the layout and check the first line
+_CHECK_BYTES = 1 << 24  # bytes per step of the UTF-8 check of a mapped file (a multiple of the page size)
+_WHITESPACE = b" \t\r\n\x0b\x0c"  # what text_end strips
+
+
+def read_run_mapped(handle: BinaryIO, source: str, *, layout: str = "trec") -> Columns | None:
+    """A 6-column TREC run read from an open regular file by the compiled tokenizer, straight from a
+    read-only memory map whose pages it gives back behind its scan (``madvise(MADV_DONTNEED)``: a file's
+    pages fault in again, unchanged, if read again), so the text is never held whole next to the columns
+    it becomes (issue 12: peak memory).
+
+    ``None`` whenever :func:`read_run` of the file's bytes must read it instead, which then gives every
+    value and every error message: no compiled tokenizer (or ``RANKLENS_PURE``), no ``madvise`` here, a
+    file smaller than :data:`MAPPED_MIN_BYTES`, a byte-order mark, another layout (``layout`` is
+    :func:`read_run`'s; ``"auto"`` sniffs the first content line), a line the tokenizer does not accept, a
+    NUL byte or invalid UTF-8. Otherwise the result is :func:`read_run`'s of the file's bytes, value for value.
+    """
+    if _ctrec is None or pure_only() or layout not in ("trec", "auto") or not hasattr(_ctrec, "tokenize_mapped"):
+        return None
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return None
+    try:
+        size = os.fstat(handle.fileno()).st_size
+        if size < max(MAPPED_MIN_BYTES, 1):
+            return None
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        return _mapped_run(mapped, layout)
+    finally:
+        mapped.close()
+
+
+def _mapped_run(mapped: mmap.mmap, layout: str) -> Columns | None:
+    size = len(mapped)
+    head = mapped[:_HEAD_BYTES]
+    if head.startswith(b"\xef\xbb\xbf"):
+        return None  # check_text drops byte-order marks (a copy of the text): the in-memory path's case
+    if size > len(head):  # only whole lines of the head: a line cut by it says nothing
+        cut = head.rfind(b"\n")
+        if cut < 0:
+            return None
+        head = head[: cut + 1]
+    if layout == "auto":
+        line = first_content_line(head)
+        if not line and size > len(head):
+            return None  # the first content line is beyond the head: let read_run find it
+        if (run_layout_of(line) or _RUN) is not _RUN:
+            return None
+    end = size
+    while end and mapped[end - 1] in _WHITESPACE:
+        end -= 1
+    if end == 0:
+        return None
+    nl = head.find(b"\n", 0, min(end, len(head)))
+    if nl < 0 and end > len(head):
+        return None
+    first = head[: nl if nl >= 0 else end]
+    if not first.isascii() or _STR_ONLY_WS.search(first):
+        return None  # as _compiled_run
+    view = np.frombuffer(mapped, dtype=np.uint8)
+    try:
+        out = _ctrec.tokenize_mapped(int(view.__array_interface__["data"][0]), size, end)
+    finally:
+        del view  # (the map cannot close while exported)
+    if isinstance(out, int):
+        return None
+    tokens, nonascii = out
+    if nonascii:  # the tokenizer saw no NUL byte; check_text also wants valid UTF-8
+        import codecs
+
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        for start in range(0, size, _CHECK_BYTES):
+            chunk = mapped[start : start + _CHECK_BYTES]
+            try:
+                decoder.decode(chunk, final=start + len(chunk) >= size)
+            except UnicodeDecodeError:
+                return None
+            del chunk
+            mapped.madvise(mmap.MADV_DONTNEED, start, min(_CHECK_BYTES, size - start))
+    return _tokenized_columns(tokens)
 
 
 _DECIMAL = r"^[+-]?[0-9]{1,10}$"
