@@ -283,7 +283,10 @@ def evaluate_express(
     from ranklens.data.names import unique_names
 
     given = list(names) if names is not None else [None] * len(runs)
-    labels = unique_names([(g, None) if g is not None else (r.tag, path) for g, r, path in zip(given, done, runs)])
+    candidates: list[tuple[str, str | None]] = [
+        (g, None) if g is not None else (r.tag or "", path) for g, r, path in zip(given, done, runs)
+    ]
+    labels = unique_names(candidates)
     results = []
     width = len(specs)
     for label, r in zip(labels, done):
