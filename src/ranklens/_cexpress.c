@@ -57,16 +57,22 @@ static inline int str_eq(Str a, Str b) {
     return 1;
 }
 
-/* An open-addressing set of int32 entries, each standing for a key the caller can compare (a query id,
- * or a (query, document) pair); the caller keeps the hashes. */
+/* the slots of an open-addressing table for n entries: a power of two, at most half full */
+static size_t table_size(Py_ssize_t n) {
+    size_t size = 64;
+    while (size < (size_t)n * 2) size *= 2;
+    return size;
+}
+
+/* An open-addressing set of int32 entries, each standing for a key the caller can compare (a query id);
+ * the caller keeps the hashes. */
 typedef struct {
     int32_t *slot;
     size_t mask;
 } Set;
 
 static int set_init(Set *s, Py_ssize_t expected) {
-    size_t size = 64;
-    while (size < (size_t)expected * 2) size *= 2;
+    size_t size = table_size(expected);
     s->slot = (int32_t *)PyMem_Malloc(size * sizeof(int32_t));
     if (s->slot == NULL) return -1;
     memset(s->slot, 0xff, size * sizeof(int32_t)); /* -1: empty */
@@ -88,8 +94,7 @@ typedef struct {
 } Stamped;
 
 static int stamped_init(Stamped *t, Py_ssize_t largest) {
-    size_t size = 64;
-    while (size < (size_t)largest * 2) size *= 2;
+    size_t size = table_size(largest);
     t->slot = (int32_t *)PyMem_Malloc(size * sizeof(int32_t));
     t->stamp = (int32_t *)PyMem_Malloc(size * sizeof(int32_t));
     if (t->slot == NULL || t->stamp == NULL) return -1;

@@ -232,3 +232,16 @@ def test_interning_by_one_sort_is_sorted_interning(seed: int) -> None:
     codes, vocab = _intern.intern_distinct(arr)
     ref_codes, ref_vocab = _intern.intern_sorted(arr)
     assert codes.tolist() == ref_codes.tolist() and vocab.to_pylist() == ref_vocab.to_pylist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_query_major_keys_sort_by_query_first(seed: int) -> None:
+    """The join's keys put each query's pairs together when sorted, whatever the document hashes."""
+    from ranklens.data._hashing import QUERY_BITS, query_major_keys
+
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, (1 << QUERY_BITS) - 1, 1000)
+    h = rng.integers(0, 2**63, 1000, dtype=np.uint64) * np.uint64(2)
+    keys = query_major_keys(q, h)
+    assert np.array_equal(np.sort(q), q[np.argsort(keys, kind="stable")])
+    assert np.array_equal(keys >> np.uint64(64 - QUERY_BITS), q.astype(np.uint64))

@@ -103,6 +103,24 @@ def pair_keys(query_codes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
         return doc_hashes ^ (q * _GOLDEN)
 
 
+#: the top bits of a query-major key that hold the query code (:func:`query_major_keys`)
+QUERY_BITS = 24
+
+
+def query_major_keys(query_codes: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
+    """One uint64 key per (query, document) pair, ordered by query first: the query code in the top
+    :data:`QUERY_BITS` bits, the top 40 bits of the document hash below. Sorted, each query's keys are
+    contiguous, so looking a run's rows (grouped by query) up in the sorted qrels keys stays within a few
+    cache lines per query, where :func:`pair_keys` sends every lookup across the whole array (5M qrels
+    keys: ~1 µs a row). For query codes of :data:`QUERY_BITS` bits; a key still only proposes a match.
+
+    >>> query_major_keys(np.array([0, 1]), np.array([2**63, 5], dtype=np.uint64)).tolist()
+    [549755813888, 1099511627776]
+    """
+    with np.errstate(over="ignore"):
+        return (query_codes.astype(np.uint64) << np.uint64(64 - QUERY_BITS)) | (doc_hashes >> np.uint64(QUERY_BITS))
+
+
 def has_repeats(keys: np.ndarray, bounds: np.ndarray | None = None) -> bool:
     """True when some key occurs twice (within one segment ``[bounds[j], bounds[j+1])``, when given:
     the rows of one query, when each query's rows are contiguous)."""

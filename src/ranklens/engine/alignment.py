@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, to_numpy
-from ranklens.data._hashing import HASH_FROM_ROWS, pair_keys, string_hash
+from ranklens.data._hashing import HASH_FROM_ROWS, QUERY_BITS, pair_keys, query_major_keys, string_hash
 from ranklens.data._intern import lookup
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
@@ -235,7 +236,7 @@ def _labels(qrels: Qrels, qlabel: np.ndarray, run: Run, rows: np.ndarray, rq: np
     if sorted_keys is None:  # two qrels rows share a key: a collision; use the exact join
         return _labels_exact(qrels, qlabel, run, rows, rq)
     skeys, sorder = sorted_keys
-    rkeys = pair_keys(rq, run.doc_hash[rows])
+    rkeys = _pair_keys_of(qrels)(rq, run.doc_hash[rows])
     pos = np.searchsorted(skeys, rkeys)
     np.minimum(pos, skeys.size - 1, out=pos)
     found = np.flatnonzero(skeys[pos] == rkeys)
@@ -253,12 +254,18 @@ def _qrels_keys(qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
     """The qrels' (query, document) hash keys sorted, and the qrels row of each; ``None`` when two rows
     share a key (a collision: the caller takes the exact join). Built once per qrels object and cached."""
     if "sorted_keys" not in qrels._cache:
-        keys = pair_keys(qrels.query, string_hash(qrels.doc_strings))
+        keys = _pair_keys_of(qrels)(qrels.query, string_hash(qrels.doc_strings))
         order = np.argsort(keys, kind="stable")
         skeys = keys[order]
         unique = skeys.size < 2 or not bool(np.any(skeys[1:] == skeys[:-1]))
         qrels._cache["sorted_keys"] = (skeys, order) if unique else None
     return qrels._cache["sorted_keys"]  # type: ignore[no-any-return]
+
+
+def _pair_keys_of(qrels: Qrels) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """How the (query, document) keys of a join on ``qrels`` are made: query-major (a run's lookups stay
+    near each other) when its query codes fit :data:`~ranklens.data._hashing.QUERY_BITS` bits."""
+    return query_major_keys if qrels.num_queries < (1 << QUERY_BITS) else pair_keys
 
 
 def _qrels_offsets(qrels: Qrels) -> np.ndarray:
