@@ -36,6 +36,13 @@ def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def reference(args: list[str]) -> tuple[int, str, str]:
+    """The full interface with the express path switched off everywhere (``evaluate_files`` takes it too)."""
+    result = CliRunner().invoke(cli, args, env={"RANKLENS_EXPRESS": "0"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def full_interface(args: list[str]) -> tuple[int, str, str]:
+    """The full interface as users run it: click, with the express path inside ``evaluate_files``."""
     result = CliRunner().invoke(cli, args)
     return result.exit_code, result.stdout, result.stderr
 
@@ -303,7 +310,7 @@ def test_specs_map_only_default_parameters() -> None:
 
 
 _WORDS = st.sampled_from(
-    ["nDCG", "AP", "P", "RR", "R", "ndcg", "map", "recip_rank", "ndcg_cut", "map_cut", "recall", "ERR", "ncdg", "Ndcg", "p"]
+    ["nDCG", "DCG", "AP", "P", "RR", "R", "ndcg", "map", "recip_rank", "ndcg_cut", "map_cut", "recall", "ERR", "ncdg", "Ndcg", "p"]
 )
 _TAILS = st.sampled_from(["", "@10", "@5,10", "@1", "@0", "@05", "@", "@10,", ".10", ".5,20", ".0", ".", "@10.5", "(gain=exp)@3"])
 
@@ -366,3 +373,50 @@ def test_a_query_longer_than_the_block_is_read_on(tmp_path: Path) -> None:
     assert whole is not None and whole[0].query_ids == ("q1", "q2")
     assert _as_tuple(evaluate_express(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], measures, block=8)) == _as_tuple(whole)
     assert "1 run query (50 rows) not in the qrels: ignored" in whole[0].notes
+
+
+# ------------------------------------------------------- the express path inside evaluate_files (compare, gate)
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", *TOY2, "-f", "json", "-q"],
+        ["eval", *TOY2, "-f", "csv", "-q", "-m", "nDCG@5", "DCG@5", "AP"],
+        ["eval", *TOY, "--ci"],
+        ["compare", *TOY2],
+        ["compare", *TOY2, "-m", "nDCG@10", "AP", "--format", "json"],
+        ["compare", *TOY2, "-m", "P@5", "RR", "--test", "permutation"],
+        ["gate", TOY2[0], TOY2[2], "--min", "nDCG@10=0.3"],
+        ["gate", TOY2[0], TOY2[2], "--baseline", TOY2[1], "--max-drop", "nDCG@10=0.01"],
+    ],
+)
+def test_commands_print_the_same_with_the_express_path_inside(args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import ranklens.evaluation as evaluation
+
+    taken: list[bool] = []
+    real = evaluation._express
+    monkeypatch.setattr(evaluation, "_express", lambda *a: taken.append(real(*a) is not None) or real(*a))
+    status, out, err = full_interface(args)
+    assert taken == ([] if args[0] == "gate" else [True]), taken  # (the gate scores missing queries 0: not express)
+    assert status in ((0, 1) if args[0] == "gate" else (0,)), (out, err)
+    assert (status, out, err) == reference(args)
+
+
+def test_evaluate_files_gives_the_same_results_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.evaluation import evaluate_files
+
+    (tmp_path / "q.txt").write_text(QRELS + "q3 0 d1 1\n")
+    (tmp_path / "a.run").write_text(RUN + "q8 Q0 d1 1 1.0 sys\n")
+    (tmp_path / "b.run").write_text(RUN.replace("3.0", "1.0"))
+    runs = [(None, str(tmp_path / "a.run")), ("named", str(tmp_path / "b.run"))]
+    measures = ["nDCG@10", "DCG@3", "AP", "P@2", "RR", "R@5"]
+
+    def outcome() -> object:
+        seen: list[str] = []
+        out = evaluate_files(str(tmp_path / "q.txt"), runs, measures, EvalPolicy(), on_note=seen.append)
+        return [(r.run, r.query_ids, r.values.tolist(), r.aggregates, r.notes, r.options) for r in out.results], out.notes, seen
+
+    quick = outcome()
+    monkeypatch.setenv("RANKLENS_EXPRESS", "0")
+    assert quick == outcome()

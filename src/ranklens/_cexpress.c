@@ -1,5 +1,5 @@
 /* The express evaluation (issue 12): TREC qrels and one TREC run, as bytes, to the per-query values of the
- * common measures (nDCG, AP, P, RR and R, each with or without a cutoff, default parameters), in one
+ * common measures (nDCG, DCG, AP, P, RR and R, each with or without a cutoff, default parameters), in one
  * compiled pass, without numpy or pyarrow. It exists for the collections most people have (S-sized: a
  * few thousand queries), where importing numpy and pyarrow costs more than the evaluation itself.
  *
@@ -22,7 +22,7 @@
  *
  * evaluate(qrels, run, specs) -> None | (tag, query_ids, values, run_only_queries,
  *     run_only_rows, qrels_only_queries)
- *   specs: a tuple of (kind, cutoff) with kind 1 nDCG, 2 AP, 3 P, 4 RR, 5 R and cutoff 0 for none;
+ *   specs: a tuple of (kind, cutoff) with kind 1 nDCG, 2 AP, 3 P, 4 RR, 5 R, 6 DCG and cutoff 0 for none;
  *   query_ids: the evaluated queries (in both the run and the qrels) in bytewise order, as str;
  *   values: a list of floats, query after query, one per spec.
  */
@@ -36,7 +36,7 @@
 
 #include "data/_trec_lex.h"
 
-enum { NDCG = 1, AP = 2, PREC = 3, RR = 4, RECALL = 5 };
+enum { NDCG = 1, AP = 2, PREC = 3, RR = 4, RECALL = 5, DCG = 6 };
 
 typedef struct {
     const unsigned char *p;
@@ -232,6 +232,12 @@ static double measure(const Spec *s, const Row *rows, Py_ssize_t n, const int32_
                       Py_ssize_t num_rel, const double *div) {
     Py_ssize_t k = s->cutoff > 0 && s->cutoff < n ? s->cutoff : n;
     switch (s->kind) {
+    case DCG: {
+        double dcg = 0.0;
+        for (Py_ssize_t r = 0; r < k; r++)
+            if (rows[r].label > 0) dcg += (double)rows[r].label / div[r];
+        return dcg;
+    }
     case NDCG: {
         double dcg = 0.0, idcg = 0.0;
         for (Py_ssize_t r = 0; r < k; r++)
@@ -464,7 +470,7 @@ static int read_specs(PyObject *specs_obj, Spec *specs, Py_ssize_t *n_specs) {
         int kind;
         Py_ssize_t cutoff;
         if (item == NULL || !PyArg_ParseTuple(item, "in", &kind, &cutoff)) return -1;
-        if (kind < NDCG || kind > RECALL || cutoff < 0 || (kind == PREC && cutoff == 0)) {
+        if (kind < NDCG || kind > DCG || cutoff < 0 || (kind == PREC && cutoff == 0)) {
             PyErr_SetString(PyExc_ValueError, "bad measure spec");
             return -1;
         }

@@ -119,6 +119,12 @@ def evaluate_files(
         [(str(k), v) for k, v in runs.items()] if isinstance(runs, Mapping)
         else [(r if isinstance(r, tuple) else (None, r)) for r in runs]
     )
+    quick = _express(qrels, named, measures, policy, stream)
+    if quick is not None:
+        notes = []
+        for (_, path), res in zip(named, quick):
+            pass_notes(path, res, notes, on_note)
+        return FileEvaluation(quick, notes, [])
     q, notes = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
     evaluator = Evaluator(measures, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
     results: list[Any] = []
@@ -128,6 +134,41 @@ def evaluate_files(
         pass_notes(path, res, notes, on_note)
         results.append(res)
     return FileEvaluation(label_runs(named, results), notes, read_whole)
+
+
+def _express(
+    qrels: Any, named: Sequence[tuple[str | None, str]], measures: Sequence[Any] | str, policy: EvalPolicy,
+    stream: bool | None,
+) -> list[Results] | None:
+    """The Results of the express path (:mod:`ranklens.express`: TREC text, the common measures, the
+    default policy, one compiled pass), or None when it does not take these inputs. Its values, notes and
+    options are the general path's (``tests/test_express.py``); only the time differs."""
+    if stream is False or not isinstance(qrels, str):
+        return None
+    if policy.replace(labels=None if policy.labels == "int" else policy.labels) != EvalPolicy():
+        return None  # (integer labels are the default, said or not)
+    if not named or not all(isinstance(path, str) and path != "-" for _, path in named):
+        return None
+    from ranklens.express import available, evaluate_express
+
+    if not available():
+        return None
+    from ranklens.measures import parse_many
+
+    wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
+    quick = evaluate_express(qrels, [path for _, path in named], wanted, names=[name for name, _ in named])
+    if quick is None:
+        return None
+    import numpy as np
+
+    from ranklens.results.core import assemble
+
+    options = {**policy.options(labels="int"), "streamed": True}
+    return [
+        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
+                 r.notes, options)
+        for r in quick
+    ]
 
 
 def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:
@@ -307,6 +348,13 @@ def evaluate_systems(
         )
         on_spark = dict(zip(todo, found))
     elif len(saved) < len(runs):
+        todo = [i for i in range(len(runs)) if i not in saved]
+        quick = _express(
+            qrels, [runs[i] for i in todo], evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), policy,
+            None,
+        )
+        on_spark = dict(zip(todo, quick or ()))  # (the express path's Results: evaluated, as on Spark)
+    if len(saved) + len(on_spark) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(
             evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), q,
@@ -329,7 +377,7 @@ def evaluate_systems(
                 tags.append(r.run)
                 sources.append((given, path))
             continue
-        if i in on_spark:
+        if i in on_spark:  # (evaluated on Spark, or by the express path)
             res = on_spark[i]
         else:
             assert evaluator is not None

@@ -8,7 +8,7 @@ only what it reads and computes exactly as the general path does:
 * regular files with a TREC name (``.txt``, ``.run``, ``.trec``, ``.qrels``), not compressed, ASCII text;
   runs are read :data:`BLOCK` bytes at a time, each query's rows together (as run files are written: a
   query that comes back after others sends the run to the general path, which reads it whole);
-* the measures nDCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
+* the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
 * the default evaluation policy (no ``--missing``, ``--judged-only``, ``--max-docs``, plugins …).
 
 Anything else, and any line the compiled pass does not read beyond doubt, gives ``None``: the caller then
@@ -52,7 +52,7 @@ __all__ = ["BLOCK", "ExpressMeasure", "ExpressResults", "evaluate_express", "exp
 BLOCK = 8 << 20
 
 #: family → the compiled kernel's number (see ranklens/_cexpress.c)
-_KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5}
+_KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5, "DCG": 6}
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
