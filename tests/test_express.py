@@ -420,3 +420,30 @@ def test_evaluate_files_gives_the_same_results_either_way(tmp_path: Path, monkey
     quick = outcome()
     monkeypatch.setenv("RANKLENS_EXPRESS", "0")
     assert quick == outcome()
+
+
+def test_a_failing_read_hands_the_inputs_to_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import ranklens.express as express
+
+    class Failing(io.BytesIO):
+        def read(self, *args: object) -> bytes:
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(express, "_open_text", lambda path, kind: Failing())
+    assert evaluate_express(TOY[0], [TOY[1]], parse_many(["AP"])) is None
+    assert full_interface(["eval", *TOY, "-m", "AP"]) == reference(["eval", *TOY, "-m", "AP"])
+
+
+def test_stream_true_still_refuses_a_run_not_grouped(tmp_path: Path) -> None:
+    """``stream=True`` streams or fails: the express path (which reads a small ungrouped run in one block)
+    does not take it, so the general path says the run is not grouped; by default both read it whole."""
+    from ranklens.errors import NotGroupedError
+    from ranklens.evaluation import evaluate_files
+
+    (tmp_path / "q.txt").write_text(QRELS)
+    (tmp_path / "r.txt").write_text(RUN + "q1 Q0 d7 4 0.1 sys\n")
+    with pytest.raises(NotGroupedError):
+        evaluate_files(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], ["AP"], stream=True)
+    assert evaluate_files(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], ["AP"]).read_whole == [str(tmp_path / "r.txt")]

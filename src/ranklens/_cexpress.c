@@ -481,7 +481,7 @@ static int read_specs(PyObject *specs_obj, Spec *specs, Py_ssize_t *n_specs) {
 }
 
 /* evaluate_block(qrels, text, end, specs, final) -> None | (tag, run_queries, evaluated, values,
- *     run_only_rows, consumed)
+ *     run_only_rows, consumed, rows, grouped)
  *
  * Evaluates the queries of text[:end] (end: a line boundary; with final, the whole text, trailing
  * whitespace ignored). Unless final, the last query of the block is left for the next block: consumed is
@@ -491,7 +491,8 @@ static int read_specs(PyObject *specs_obj, Spec *specs, Py_ssize_t *n_specs) {
  *   tag: the first row's tag (bytes), None when the block has no row;
  *   run_queries: every query of the rows evaluated or ignored, in file order (str);
  *   evaluated: the queries also in the qrels, in file order, and values: their values, query after query,
- *   one per spec. */
+ *   one per spec; rows: the rows evaluated or ignored; grouped: whether each query's rows came together
+ *   (only a final block may hold a query that comes back after others). */
 static PyObject *evaluate_block(PyObject *self, PyObject *args) {
     PyObject *capsule, *text_obj, *specs_obj;
     Py_ssize_t end_arg;
@@ -701,7 +702,8 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
         tag_obj = Py_None;
         Py_INCREF(tag_obj);
     }
-    result = Py_BuildValue("(NNNNnn)", tag_obj, run_queries, evaluated, values, run_only_rows, consumed);
+    result = Py_BuildValue("(NNNNnnnO)", tag_obj, run_queries, evaluated, values, run_only_rows, consumed, n_rows,
+                           in_order ? Py_True : Py_False);
     goto done;
 
 fail_lists:
@@ -731,7 +733,7 @@ static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "parse_qrels(text) -> None or (qrels, number of queries)"},
     {"evaluate_block", evaluate_block, METH_VARARGS,
      "evaluate_block(qrels, text, end, specs, final) -> None or (tag, run_queries, evaluated, values, "
-     "run_only_rows, consumed)"},
+     "run_only_rows, consumed, rows, grouped)"},
     {NULL, NULL, 0, NULL},
 };
 

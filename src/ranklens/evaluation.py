@@ -119,12 +119,13 @@ def evaluate_files(
         [(str(k), v) for k, v in runs.items()] if isinstance(runs, Mapping)
         else [(r if isinstance(r, tuple) else (None, r)) for r in runs]
     )
-    quick = _express(qrels, named, measures, policy, stream)
-    if quick is not None:
-        notes = []
+    express = _express(qrels, named, measures, policy, stream, progress)
+    if express is not None:
+        quick, not_grouped = express
+        said: list[str] = []
         for (_, path), res in zip(named, quick):
-            pass_notes(path, res, notes, on_note)
-        return FileEvaluation(quick, notes, [])
+            pass_notes(path, res, said, on_note)
+        return FileEvaluation(quick, said, not_grouped)
     q, notes = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
     evaluator = Evaluator(measures, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
     results: list[Any] = []
@@ -138,12 +139,13 @@ def evaluate_files(
 
 def _express(
     qrels: Any, named: Sequence[tuple[str | None, str]], measures: Sequence[Any] | str, policy: EvalPolicy,
-    stream: bool | None,
-) -> list[Results] | None:
+    stream: bool | None, progress: ProgressHook | None = None,
+) -> tuple[list[Results], list[str]] | None:
     """The Results of the express path (:mod:`ranklens.express`: TREC text, the common measures, the
-    default policy, one compiled pass), or None when it does not take these inputs. Its values, notes and
-    options are the general path's (``tests/test_express.py``); only the time differs."""
-    if stream is False or not isinstance(qrels, str):
+    default policy, one compiled pass) and the runs it found not grouped by query, or None when it does not
+    take these inputs. Values, notes and options are the general path's (``tests/test_express.py``); only
+    the time differs. ``stream`` must be the default (``True`` must fail on a run not grouped)."""
+    if stream is not None or not isinstance(qrels, str):
         return None
     if policy.replace(labels=None if policy.labels == "int" else policy.labels) != EvalPolicy():
         return None  # (integer labels are the default, said or not)
@@ -156,7 +158,8 @@ def _express(
     from ranklens.measures import parse_many
 
     wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
-    quick = evaluate_express(qrels, [path for _, path in named], wanted, names=[name for name, _ in named])
+    paths = [path for _, path in named]
+    quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress)
     if quick is None:
         return None
     import numpy as np
@@ -164,11 +167,12 @@ def _express(
     from ranklens.results.core import assemble
 
     options = {**policy.options(labels="int"), "streamed": True}
+    not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
     return [
         assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
-                 r.notes, options)
+                 r.notes, options if r.grouped else policy.options(labels="int"))
         for r in quick
-    ]
+    ], not_grouped
 
 
 def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:
@@ -349,11 +353,11 @@ def evaluate_systems(
         on_spark = dict(zip(todo, found))
     elif len(saved) < len(runs):
         todo = [i for i in range(len(runs)) if i not in saved]
-        quick = _express(
+        express = _express(
             qrels, [runs[i] for i in todo], evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), policy,
-            None,
+            None, progress,
         )
-        on_spark = dict(zip(todo, quick or ()))  # (the express path's Results: evaluated, as on Spark)
+        on_spark = dict(zip(todo, express[0] if express else ()))  # (the express path's Results, as Spark's)
     if len(saved) + len(on_spark) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(

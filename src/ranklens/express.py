@@ -36,9 +36,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
     from collections.abc import Sequence
 
-    from typing import BinaryIO
+    from collections.abc import Callable
+    from typing import BinaryIO, ContextManager
 
     from ranklens.data.formats import FileKind
+    from ranklens.evaluation import ProgressHook
     from ranklens.measures.base import Measure
 
 try:
@@ -66,9 +68,11 @@ class ExpressResults:
         rows: one tuple of values per query, one value per measure.
         aggregates: the mean of every measure over the queries (:func:`math.fsum`, as the engine's).
         notes: what was left out (run-only queries, qrels queries without a retrieved document).
+        grouped: whether each query's rows came together in the file (else the general path reads it
+            whole: :attr:`ranklens.evaluation.FileEvaluation.read_whole`).
     """
 
-    __slots__ = ("run", "measures", "query_ids", "rows", "aggregates", "notes")
+    __slots__ = ("run", "measures", "query_ids", "rows", "aggregates", "notes", "grouped")
 
     def __init__(
         self,
@@ -78,9 +82,11 @@ class ExpressResults:
         rows: tuple[tuple[float, ...], ...],
         aggregates: tuple[float, ...],
         notes: tuple[str, ...] = (),
+        *,
+        grouped: bool = True,
     ) -> None:
         self.run, self.measures, self.query_ids = run, measures, query_ids
-        self.rows, self.aggregates, self.notes = rows, aggregates, notes
+        self.rows, self.aggregates, self.notes, self.grouped = rows, aggregates, notes, grouped
 
     def value_rows(self) -> list[list[float]]:
         """The per-query values, a list per query (as :meth:`ranklens.Results.value_rows`)."""
@@ -207,31 +213,37 @@ def _open_text(path: str, kind: FileKind) -> BinaryIO | None:
 class _Run:
     """What the blocks of one run add up to."""
 
-    __slots__ = ("tag", "seen", "query_ids", "values", "run_only_queries", "run_only_rows")
+    __slots__ = ("tag", "seen", "query_ids", "values", "run_only_queries", "run_only_rows", "rows", "grouped")
 
     def __init__(self) -> None:
         self.tag: str | None = None
         self.seen: set[str] = set()
         self.query_ids: list[str] = []
         self.values: list[float] = []
-        self.run_only_queries = self.run_only_rows = 0
+        self.run_only_queries = self.run_only_rows = self.rows = 0
+        self.grouped = True
 
 
-def _evaluate_run(qrels: object, f: BinaryIO, specs: tuple[tuple[int, int], ...], block: int) -> _Run | None:
+def _evaluate_run(
+    qrels: object, f: BinaryIO, specs: tuple[tuple[int, int], ...], block: int, update: Callable[[int, int], None]
+) -> _Run | None:
     """One run file evaluated block by block (a query whole in one block), or None when the compiled pass
-    declines a block or a query comes back after others (the general path reads such a run whole)."""
+    declines a block or a query comes back after others in a later block (the general path reads such a
+    run whole); ``update(bytes read, rows)`` after each block."""
     out = _Run()
     carry = b""
     want = block
+    done = 0
     while True:
         chunk = f.read(want)
+        done += len(chunk)
         final = len(chunk) < want
         text = carry + chunk if carry else chunk
         end = len(text) if final else text.rfind(b"\n") + 1
         got = _cexpress.evaluate_block(qrels, text, end, specs, final)
         if got is None:
             return None
-        tag, run_queries, evaluated, values, run_only_rows, consumed = got
+        tag, run_queries, evaluated, values, run_only_rows, consumed, rows, grouped = got
         if out.tag is None and tag is not None:
             out.tag = tag.decode("ascii")
         before = len(out.seen)
@@ -242,6 +254,9 @@ def _evaluate_run(qrels: object, f: BinaryIO, specs: tuple[tuple[int, int], ...]
         out.values += values
         out.run_only_queries += len(run_queries) - len(evaluated)
         out.run_only_rows += run_only_rows
+        out.rows += rows
+        out.grouped = out.grouped and grouped
+        update(done - (len(text) - consumed), out.rows)
         if final:
             return out
         carry = text[consumed:]
@@ -255,17 +270,34 @@ def evaluate_express(
     *,
     names: Sequence[str | None] | None = None,
     block: int = BLOCK,
+    progress: ProgressHook | None = None,
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
-    the run's tag), made unique as the general path does; runs are read ``block`` bytes at a time."""
+    the run's tag), made unique as the general path does; runs are read ``block`` bytes at a time, each
+    step shown by ``progress`` (:data:`ranklens.evaluation.ProgressHook`) as the general path shows it."""
     specs = express_specs(measures)
     if specs is None or not runs or not available():
         return None
+    try:
+        return _evaluate(qrels, runs, measures, specs, names, block, progress)
+    except (OSError, MemoryError):  # (a read that fails: the general path reads again, and says what failed)
+        return None
+
+
+def _evaluate(
+    qrels: str,
+    runs: Sequence[str],
+    measures: Sequence[Measure | ExpressMeasure],
+    specs: tuple[tuple[int, int], ...],
+    names: Sequence[str | None] | None,
+    block: int,
+    progress: ProgressHook | None,
+) -> list[ExpressResults] | None:
     f = _open_text(qrels, QRELS_FILES)
     if f is None:
         return None
-    with f:
+    with f, _step(progress, f"reading {qrels}", None):
         parsed = _cexpress.parse_qrels(f.read())
     if parsed is None:
         return None
@@ -275,8 +307,8 @@ def evaluate_express(
         f = _open_text(path, RUN_FILES)
         if f is None:
             return None
-        with f:
-            run = _evaluate_run(judged, f, specs, block)
+        with f, _step(progress, f"evaluating {os.path.basename(path)}", os.fstat(f.fileno()).st_size) as update:
+            run = _evaluate_run(judged, f, specs, block, update)
         if run is None or not run.query_ids or run.tag is None:
             return None  # (no query in common: the general path says so)
         done.append(run)
@@ -295,5 +327,19 @@ def evaluate_express(
         rows = tuple(tuple(r.values[i * width : (i + 1) * width]) for i in order)
         means = tuple(math.fsum(r.values[j::width]) / len(query_ids) for j in range(width))
         notes = alignment_notes(r.run_only_queries, r.run_only_rows, n_judged_queries - len(query_ids))
-        results.append(ExpressResults(label, tuple(measures), query_ids, rows, means, tuple(notes)))
+        results.append(ExpressResults(label, tuple(measures), query_ids, rows, means, tuple(notes), grouped=r.grouped))
     return results
+
+
+class _NoStep:
+    """A progress step that shows nothing."""
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return lambda done, rows: None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _step(progress: ProgressHook | None, label: str, total: int | None) -> ContextManager[Callable[[int, int], None]]:
+    return progress(label, total) if progress is not None else _NoStep()

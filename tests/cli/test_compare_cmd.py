@@ -122,8 +122,11 @@ def test_needs_two_runs() -> None:
 
 def test_reads_the_qrels_once_and_streams_each_run_once(monkeypatch) -> None:
     """Issue 12: compare re-reads nothing it already read: one qrels read, one streamed pass per run (as
-    ``eval``), no whole-file read of a run (counted at the readers, not timed)."""
+    ``eval``), no whole-file read of a run (counted at the readers, not timed). The general path here; the
+    express path's reads are counted in the next test."""
     import collections
+
+    monkeypatch.setenv("RANKLENS_EXPRESS", "0")
 
     import ranklens.data.io as io
     import ranklens.engine.stream as stream
@@ -146,3 +149,19 @@ def test_reads_the_qrels_once_and_streams_each_run_once(monkeypatch) -> None:
     assert code == 0, err
     assert json.loads(out)["systems"] == ["bm25", "dense"]
     assert calls == {("qrels", QRELS): 1, ("stream", BM25): 1, ("stream", DENSE): 1}
+
+
+def test_the_express_path_reads_the_qrels_once_and_each_run_once(monkeypatch) -> None:
+    """The same for the express path (ranklens.express), which compare takes for these inputs: the qrels
+    file opened and parsed once for both runs, each run file opened once."""
+    import collections
+
+    import ranklens.express as express
+
+    opened: collections.Counter[str] = collections.Counter()
+    real = express._open_text
+    monkeypatch.setattr(express, "_open_text", lambda path, kind: (opened.update([str(path)]), real(path, kind))[1])
+    code, out, err = run("compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP", "P@5", "-f", "json", "--quiet")
+    assert code == 0, err
+    assert json.loads(out)["systems"] == ["bm25", "dense"]
+    assert opened == {QRELS: 1, BM25: 1, DENSE: 1}

@@ -631,6 +631,7 @@ def test_an_unexpected_input_error_is_one_line_exit_2(tmp_path: Path, monkeypatc
     def broken(*args: object, **kwargs: object) -> None:
         raise error
 
+    monkeypatch.setenv("RANKLENS_EXPRESS", "0")  # (the general path's readers; the express path's: tests/test_express.py)
     monkeypatch.setattr("ranklens.data.io.read_qrels", broken)
     code, out, err = run_cli("eval", write(tmp_path / "q.qrels", QRELS), write(tmp_path / "r.run", RUN), "-m", "AP")
     assert_one_line_error(code, out, err, r"^ranklens: error: ")

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 _FORMATS = ("table", "trec", "tsv")
+
+#: input bytes from which an evaluation at a terminal shows its progress (the full interface draws it)
+PROGRESS_FROM = 256 << 20
 _MEASURE_FLAGS = ("-m", "--measure")
 
 
@@ -71,6 +74,8 @@ def run(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     files, words, per_query, quiet, fmt = parsed
+    if not quiet and sys.stderr.isatty() and sum(os.path.getsize(f) for f in files) >= PROGRESS_FROM:
+        return None  # (a long evaluation at a terminal: the full interface shows its progress, express inside)
     from ranklens.express import evaluate_express, express_measures
 
     measures = express_measures(words or DEFAULT_MEASURES)
