@@ -1,5 +1,8 @@
 """The express evaluation: TREC text files and the common measures, without numpy or pyarrow (issue 12).
 
+``RANKLENS_EXPRESS=0`` in the environment (or ``RANKLENS_PURE=1``, or plugins in ``RANKLENS_PLUGINS``)
+switches the path off; :func:`available` reads the environment at each call.
+
 Most collections people evaluate are small (TREC DL, BEIR, Robust04: 40 to 7,000 queries), and for them
 importing numpy and pyarrow costs several times the evaluation itself. The express path evaluates such a
 collection in one compiled pass (``ranklens._cexpress``) and hands back plain Python values. It takes
@@ -34,9 +37,7 @@ from ranklens.errors import alignment_notes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
-    from collections.abc import Sequence
-
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import BinaryIO, ContextManager
 
     from ranklens.data.formats import FileKind
