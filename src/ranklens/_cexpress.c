@@ -228,21 +228,23 @@ typedef struct {
     Py_ssize_t cutoff; /* 0: none */
 } Spec;
 
-static double measure(const Spec *s, const Row *rows, Py_ssize_t n, const int32_t *ideal, Py_ssize_t n_ideal,
-                      Py_ssize_t num_rel, const double *div) {
+/* DCG over the first k rows: gain / log2(rank + 1) in rank order (unjudged and 0 labels add nothing) */
+static double dcg_of(const Row *rows, Py_ssize_t k, const double *div) {
+    double dcg = 0.0;
+    for (Py_ssize_t r = 0; r < k; r++)
+        if (rows[r].label > 0) dcg += (double)rows[r].label / div[r];
+    return dcg;
+}
+
+static double measure(const Spec *s, const Row *rows, Py_ssize_t n, const int32_t *ideal, Py_ssize_t num_rel,
+                      const double *div) {
     Py_ssize_t k = s->cutoff > 0 && s->cutoff < n ? s->cutoff : n;
     switch (s->kind) {
-    case DCG: {
-        double dcg = 0.0;
-        for (Py_ssize_t r = 0; r < k; r++)
-            if (rows[r].label > 0) dcg += (double)rows[r].label / div[r];
-        return dcg;
-    }
+    case DCG:
+        return dcg_of(rows, k, div);
     case NDCG: {
-        double dcg = 0.0, idcg = 0.0;
-        for (Py_ssize_t r = 0; r < k; r++)
-            if (rows[r].label > 0) dcg += (double)rows[r].label / div[r];
-        Py_ssize_t ki = s->cutoff > 0 && s->cutoff < n_ideal ? s->cutoff : n_ideal;
+        double dcg = dcg_of(rows, k, div), idcg = 0.0;
+        Py_ssize_t ki = s->cutoff > 0 && s->cutoff < num_rel ? s->cutoff : num_rel; /* (the ideal: R labels) */
         for (Py_ssize_t r = 0; r < ki; r++) idcg += (double)ideal[r] / div[r];
         return idcg > 0.0 ? dcg / idcg : 0.0;
     }
@@ -687,7 +689,7 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
         const Row *r0 = grouped + qstart[q];
         Py_ssize_t n = qstart[q + 1] - qstart[q];
         for (Py_ssize_t s = 0; s < n_specs; s++) {
-            double v = measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], qr->num_rel[qi], div);
+            double v = measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], div);
             PyObject *f = PyFloat_FromDouble(v);
             if (f == NULL) goto fail_lists;
             PyList_SetItem(values, e * n_specs + s, f);

@@ -340,30 +340,22 @@ def evaluate_systems(
     wanted = _compare_measures(measures, [r for found in saved.values() for r in found], default_measures)
     if engine not in ("memory", "spark"):
         raise InputError(f"engine must be 'memory' or 'spark'; got {engine!r}")
+    evaluated = evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)) if len(saved) < len(runs) else []
     evaluator = None
     on_spark: dict[int, Any] = {}
     if engine == "spark" and len(saved) < len(runs):
         from ranklens.spark.files import evaluate_run_paths
 
         todo = [i for i in range(len(runs)) if i not in saved]
-        found = evaluate_run_paths(
-            qrels, [runs[i][1] for i in todo], evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)),
-            policy, master=spark_master,
-        )
+        found = evaluate_run_paths(qrels, [runs[i][1] for i in todo], evaluated, policy, master=spark_master)
         on_spark = dict(zip(todo, found))
     elif len(saved) < len(runs):
         todo = [i for i in range(len(runs)) if i not in saved]
-        express = _express(
-            qrels, [runs[i] for i in todo], evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), policy,
-            None, progress,
-        )
+        express = _express(qrels, [runs[i] for i in todo], evaluated, policy, None, progress)
         on_spark = dict(zip(todo, express[0] if express else ()))  # (the express path's Results, as Spark's)
     if len(saved) + len(on_spark) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
-        evaluator = Evaluator(
-            evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)), q,
-            policy=policy.replace(qrels_format=None, qrels_columns=None),
-        )
+        evaluator = Evaluator(evaluated, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
     asked = [m.validate() for m in parse_many(wanted, rel_level=policy.rel_level)]
     systems: list[Any] = []
     tags: list[str] = []

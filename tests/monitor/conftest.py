@@ -168,6 +168,18 @@ def server(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
             pg.drop()
 
 
+@pytest.fixture(scope="module")
+def protected_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A SQLite server whose reads need a credential too (``RANKLENS_PROTECT_READS=1``), for the session
+    and login tests."""
+    db = tmp_path_factory.mktemp("protected") / "p.db"
+    srv = ServerProcess(f"sqlite:///{db}", env={"RANKLENS_PROTECT_READS": "1"}).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
 @pytest.fixture
 def client(server: ServerProcess) -> Iterator[Any]:
     with server.client(retries=0) as c:

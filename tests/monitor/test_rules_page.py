@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import urllib.parse
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -159,18 +158,8 @@ def test_browser_manages_rules(demo_server: ServerProcess, browser_context: Any,
 # the API: a session cookie is never a write credential
 
 
-@pytest.fixture(scope="module")
-def protected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    db = tmp_path_factory.mktemp("rules-page") / "r.db"
-    srv = ServerProcess(f"sqlite:///{db}", env={"RANKLENS_PROTECT_READS": "1"}).start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-def test_cross_origin_form_post_with_session_cookie_is_refused(protected: ServerProcess) -> None:
-    srv = protected
+def test_cross_origin_form_post_with_session_cookie_is_refused(protected_server: ServerProcess) -> None:
+    srv = protected_server
     project = "csrf-target"
     assert httpx.post(f"{srv.url}/api/v1/projects", json={"name": project}, headers={"Authorization": f"Bearer {srv.token}"}).status_code == 201
     with httpx.Client(base_url=srv.url) as browser:

@@ -326,16 +326,6 @@ def test_target_policy_unit() -> None:
 # 4. /login: throttled, and the cookie is a signed session
 
 
-@pytest.fixture(scope="module")
-def protected_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    db = tmp_path_factory.mktemp("protected") / "p.db"
-    srv = ServerProcess(f"sqlite:///{db}", env={"RANKLENS_PROTECT_READS": "1"}).start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
 def test_login_cookie_is_a_signed_session_not_the_token(protected_server: ServerProcess) -> None:
     srv = protected_server
     with httpx.Client(base_url=srv.url) as browser:

@@ -22,7 +22,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +31,9 @@ import pyarrow.compute as pc
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.errors import FormatError, did_you_mean
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = [
     "FLOAT_QRELS",
@@ -155,8 +158,9 @@ def line_of_offset(data: bytes, offset: int) -> int:
 _WHITESPACE = b" \t\r\n\x0b\x0c"
 
 
-def text_end(data: bytes) -> int:
-    """Return the length of ``data`` without trailing whitespace (no copy of the buffer)."""
+def text_end(data: bytes | mmap.mmap) -> int:
+    """Return the length of ``data`` (bytes, or a memory map of a file) without trailing whitespace (no copy
+    of the buffer)."""
     end = len(data)
     while end and data[end - 1] in _WHITESPACE:
         end -= 1

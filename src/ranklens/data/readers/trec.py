@@ -386,7 +386,6 @@ def _tokenized_columns(out: tuple) -> Columns:  # type: ignore[type-arg]
 MAPPED_MIN_BYTES = 1 << 20
 _HEAD_BYTES = 1 << 16  # the start of a mapped file read to sniff the layout and check the first line
 _CHECK_BYTES = 1 << 24  # bytes per step of the UTF-8 check of a mapped file (a multiple of the page size)
-_WHITESPACE = b" \t\r\n\x0b\x0c"  # what text_end strips
 
 
 def read_run_mapped(handle: BinaryIO, source: str, *, layout: str = "trec") -> Columns | None:
@@ -434,9 +433,7 @@ def _mapped_run(mapped: mmap.mmap, layout: str) -> Columns | None:
             return None  # the first content line is beyond the head: let read_run find it
         if (run_layout_of(line) or _RUN) is not _RUN:
             return None
-    end = size
-    while end and mapped[end - 1] in _WHITESPACE:
-        end -= 1
+    end = text_end(mapped)
     if end == 0:
         return None
     nl = head.find(b"\n", 0, min(end, len(head)))
