@@ -441,7 +441,7 @@ def test_a_failing_read_hands_the_inputs_to_the_general_path(monkeypatch: pytest
         def read(self, *args: object) -> bytes:
             raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(express, "_open_text", lambda path, kind: Failing())
+    monkeypatch.setattr(express, "_source", lambda path, kind: Failing())
     assert evaluate_express(TOY[0], [TOY[1]], parse_many(["AP"])) is None
     assert full_interface(["eval", *TOY, "-m", "AP"]) == reference(["eval", *TOY, "-m", "AP"])
 
@@ -457,3 +457,237 @@ def test_stream_true_still_refuses_a_run_not_grouped(tmp_path: Path) -> None:
     with pytest.raises(NotGroupedError):
         evaluate_files(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], ["AP"], stream=True)
     assert evaluate_files(str(tmp_path / "q.txt"), [str(tmp_path / "r.txt")], ["AP"]).read_whole == [str(tmp_path / "r.txt")]
+
+
+# ------------------------------------------------------------------------------------- Parquet inputs
+
+def _rows_of(text: str, width: int) -> list[list[str]]:
+    return [line.split() for line in text.splitlines() if line.strip() and len(line.split()) >= width]
+
+
+def _write_parquet(path: Path, columns: dict[str, object], *, row_group_size: int | None = None) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table(columns), str(path), row_group_size=row_group_size)  # type: ignore[arg-type]
+    return str(path)
+
+
+def _parquet_qrels(path: Path, text: str, **kw: object) -> str:
+    import pyarrow as pa
+
+    rows = _rows_of(text, 4)
+    labels = pa.array([int(r[3]) for r in rows], pa.int32())
+    return _write_parquet(path, {"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows], "relevance": labels}, **kw)  # type: ignore[arg-type]
+
+
+def _parquet_run(path: Path, text: str, **kw: object) -> str:
+    rows = _rows_of(text, 6)
+    return _write_parquet(path, {"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows], "score": [float(r[4]) for r in rows]}, **kw)  # type: ignore[arg-type]
+
+
+def _general_values(qrels: str, runs: list[str], measures: list[str], monkeypatch: pytest.MonkeyPatch) -> object:
+    """The general path's per-query values, means and notes (``evaluate_files`` with the express path off)."""
+    from ranklens.evaluation import evaluate_files
+
+    with monkeypatch.context() as m:
+        m.setenv("RANKLENS_EXPRESS", "0")
+        out = evaluate_files(qrels, runs, measures)
+    return [(r.run, r.query_ids, [tuple(v) for v in r.values.tolist()], r.aggregates, r.notes) for r in out.results]
+
+
+def _express_values(results: object) -> object:
+    assert results is not None
+    return [(r.run, r.query_ids, list(r.rows), r.aggregates, r.notes) for r in results]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("qrels_format", ["parquet", "trec"])
+@pytest.mark.parametrize(
+    "extra", [[], ["-m", "nDCG@10", "AP", "P@5", "RR", "R@100"], ["-q", "-f", "trec"], ["-f", "tsv", "-q", "-m", "nDCG", "DCG@3"]]
+)
+def test_parquet_runs_print_the_same(tmp_path: Path, qrels_format: str, extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The bundled toy collection as Parquet (runs, and qrels or not): taken, and printed as the full
+    interface prints it; two runs are named by their files, as the general path names them."""
+    qrels_text = Path(TOY2[0]).read_text()
+    qrels = _parquet_qrels(tmp_path / "toy.parquet", qrels_text) if qrels_format == "parquet" else TOY2[0]
+    runs = [_parquet_run(tmp_path / f"{Path(p).stem}.parquet", Path(p).read_text(), row_group_size=7) for p in TOY2[1:]]
+    check_same(["eval", qrels, *runs, *extra], capsys)
+    check_same(["eval", qrels, runs[0], *extra], capsys)
+
+
+def test_parquet_qrels_with_a_text_run_print_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = _parquet_qrels(tmp_path / "q.parquet", Path(TOY[0]).read_text(), row_group_size=5)
+    check_same(["eval", qrels, TOY[1], "-q", "-f", "tsv"], capsys)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections(), st.sampled_from([1, 2, 3, 5, 64]), st.sampled_from([1, 4, 1000]), st.booleans())
+def test_parquet_batches_of_any_size_give_the_general_paths_values(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, list[str], list[str]], batch: int, row_group: int,
+    parquet_qrels: bool,
+) -> None:
+    """Generated collections as Parquet, read a few rows at a time (queries carried from batch to batch
+    and across row groups): the general path's values and notes, or declined (None) where the general
+    path must decide (no query in common, an infinite score, a query that comes back after others)."""
+    qrels_text, runs, _ = case
+    d = tmp_path_factory.mktemp("p")
+    qrels = _parquet_qrels(d / "q.parquet", qrels_text, row_group_size=row_group) if parquet_qrels else str(d / "q.txt")
+    (d / "q.txt").write_text(qrels_text)
+    run = _parquet_run(d / "r.parquet", runs[0], row_group_size=row_group)
+    measures = ["nDCG@3", "AP", "P@2", "RR", "R@5", "nDCG"]
+    got = evaluate_express(qrels, [run], parse_many(measures), batch_rows=batch)
+    rows = _rows_of(runs[0], 6)
+    queries = [r[0] for r in rows]
+    judged = {r[0] for r in _rows_of(qrels_text, 4)}
+    finite = all(abs(float(r[4])) != float("inf") for r in rows)
+    grouped = all(a == b or b not in queries[:i] for i, (a, b) in enumerate(zip(queries, queries[1:])))
+    if judged & set(queries) and finite and (grouped or batch >= len(rows)):
+        assert got is not None  # (what it must take)
+    if got is not None:
+        mp = pytest.MonkeyPatch()
+        try:
+            assert _express_values(got) == _general_values(qrels, [run], measures, mp)
+        finally:
+            mp.undo()
+
+
+def test_parquet_values_are_the_text_values(tmp_path: Path) -> None:
+    """The golden case 1 (checked against trec_eval 10.0 above) as Parquet gives the values it gives as
+    text, bit for bit, in batches of any size (its lines grouped by query, in file order within each)."""
+    qrels_text, run_text = (GOLDEN / "case1.qrels").read_text(), (GOLDEN / "case1.run").read_text()
+    qrels = _parquet_qrels(tmp_path / "q.parquet", qrels_text)
+    lines = [line for line in run_text.splitlines() if line.strip()]
+    grouped = "".join(f"{line}\n" for line in sorted(lines, key=lambda line: line.split()[0]))
+    run = _parquet_run(tmp_path / "case1.parquet", grouped, row_group_size=100)
+    measures = parse_many(["nDCG@10", "nDCG", "AP", "P@10", "RR", "R@100", "DCG@5"])
+    text = evaluate_express(str(GOLDEN / "case1.qrels"), [str(GOLDEN / "case1.run")], measures)
+    assert text is not None
+    for batch in (None, 1, 17, 1000):
+        got = evaluate_express(qrels, [run], measures, batch_rows=batch)
+        assert got is not None
+        assert (got[0].query_ids, got[0].rows, got[0].aggregates) == (text[0].query_ids, text[0].rows, text[0].aggregates)
+
+
+def _declined_cases() -> list[tuple[str, dict[str, object], dict[str, object]]]:
+    import pyarrow as pa
+
+    q = {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3", "d4"], "relevance": pa.array([2, 0, 1, 1], pa.int8())}
+    r = {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3", "d9"], "score": [3.0, 2.0, 2.0, 1.5]}
+
+    def with_(base: dict[str, object], **changes: object) -> dict[str, object]:
+        return {**base, **changes}
+
+    return [
+        ("a null query id", q, with_(r, query_id=["q1", None, "q1", "q2"])),
+        ("a null score", q, with_(r, score=[3.0, None, 2.0, 1.5])),
+        ("a null label", with_(q, relevance=pa.array([2, None, 1, 1], pa.int8())), r),
+        ("an empty document id", q, with_(r, doc_id=["d1", "", "d3", "d9"])),
+        ("an empty query id", with_(q, query_id=["q1", "q1", "q1", ""]), r),
+        ("a space in an id", q, with_(r, doc_id=["d1", "d 2", "d3", "d9"])),
+        ("a tab in an id", with_(q, doc_id=["d1", "d2", "d\t3", "d4"]), r),
+        ("not ASCII", q, with_(r, doc_id=["d1", "dé", "d3", "d9"])),
+        ("integer ids", q, with_(r, doc_id=[1, 2, 3, 9])),
+        ("dictionary ids", q, with_(r, query_id=pa.array(["q1", "q1", "q1", "q2"]).dictionary_encode())),
+        ("real-valued labels", with_(q, relevance=[2.0, 0.0, 1.0, 1.0]), r),
+        ("a negative label", with_(q, relevance=pa.array([2, 0, -1, 1], pa.int8())), r),
+        ("a label of ten digits", with_(q, relevance=pa.array([2, 0, 1234567890, 1], pa.int64())), r),
+        ("a judgement twice", with_(q, doc_id=["d1", "d2", "d1", "d4"]), r),
+        ("a document twice", q, with_(r, doc_id=["d1", "d2", "d1", "d9"])),
+        ("a NaN score", q, with_(r, score=[3.0, float("nan"), 2.0, 1.5])),
+        ("an infinite score", q, with_(r, score=[3.0, float("inf"), 2.0, 1.5])),
+        ("text scores", q, with_(r, score=["3", "2", "2", "1.5"])),
+        ("boolean scores", q, with_(r, score=[True, False, False, True])),
+        ("no query in common", q, with_(r, query_id=["q7", "q7", "q7", "q8"])),
+        ("other column names", q, {"a": r["query_id"], "b": r["doc_id"], "c": r["score"]}),
+    ]
+
+
+@pytest.mark.parametrize("name, qrels, run_columns", _declined_cases(), ids=[c[0] for c in _declined_cases()])
+def test_unusual_parquet_inputs_are_declined(
+    tmp_path: Path, name: str, qrels: dict[str, object], run_columns: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the general path must decide, or say is wrong, is declined: the full interface's own output
+    and exit status stay what they are with the express path off."""
+    args = ["eval", _write_parquet(tmp_path / "q.parquet", qrels), _write_parquet(tmp_path / "r.parquet", run_columns)]
+    assert evaluate_express(args[1], args[2:], parse_many(["nDCG@10"])) is None
+    assert express(args, capsys) == (None, "", "")
+    assert full_interface(args) == reference(args)
+
+
+@pytest.mark.parametrize(
+    "types",
+    [
+        {"doc_id": "large_string"},
+        {"query_id": "large_string", "doc_id": "large_string"},
+        {"score": "float32"},
+        {"score": "int64"},
+        {"score": "int32"},
+        {"relevance": "uint8"},
+        {"relevance": "int64"},
+        {"relevance": "uint32"},
+        {"relevance": "int16"},
+    ],
+)
+def test_parquet_column_types_it_reads(tmp_path: Path, types: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+
+    q = {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2", "d3", "d4"], "relevance": [2, 0, 1, 1]}
+    r = {"query_id": ["q1", "q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d3", "d4", "d9"], "score": [3, 2, 2, 1, 7]}
+    tables = []
+    for cols in (q, r):
+        tables.append({k: pa.array(v, getattr(pa, types[k])()) if k in types else pa.array(v) for k, v in cols.items()})
+    args = ["eval", _write_parquet(tmp_path / "q.parquet", tables[0]), _write_parquet(tmp_path / "r.parquet", tables[1]), "-q"]
+    check_same(args, capsys)
+
+
+def test_a_parquet_run_not_grouped_is_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query that comes back after others: in one batch it is evaluated (and said read whole, as the
+    general path says); across batches the run is declined, and the general path reads it whole."""
+    from ranklens.evaluation import evaluate_files
+
+    qrels = _parquet_qrels(tmp_path / "q.parquet", QRELS)
+    run = _parquet_run(tmp_path / "r.parquet", RUN + "q1 Q0 d7 4 0.1 sys\n")
+    assert evaluate_express(qrels, [run], parse_many(["AP"]), batch_rows=2) is None
+    got = evaluate_express(qrels, [run], parse_many(["AP"]))
+    assert got is not None and not got[0].grouped
+    quick = evaluate_files(qrels, [run], ["AP"])
+    monkeypatch.setenv("RANKLENS_EXPRESS", "0")
+    general = evaluate_files(qrels, [run], ["AP"])
+    assert quick.read_whole == general.read_whole == [run]
+    assert [r.values.tolist() for r in quick.results] == [r.values.tolist() for r in general.results]
+
+
+def test_a_damaged_parquet_file_is_the_general_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = _parquet_qrels(tmp_path / "q.parquet", QRELS)
+    run = _parquet_run(tmp_path / "r.parquet", RUN)
+    data = Path(run).read_bytes()
+    for damaged in (data[: len(data) // 2], data[:4] + b"\x00" * (len(data) - 8) + data[-4:], RUN.encode()):
+        Path(run).write_bytes(damaged)
+        args = ["eval", qrels, run]
+        assert express(args, capsys) == (None, "", "")
+        status, out, err = reference(args)
+        assert status == 2 and "r.parquet" in err
+        assert full_interface(args) == (status, out, err)
+
+
+def test_the_prefetching_thread_stops_when_the_run_is_declined(tmp_path: Path) -> None:
+    """A run declined in its first batch leaves no reading thread behind (the reader is stopped and
+    joined), and an error of the reader reaches the caller."""
+    import threading
+
+    from ranklens.express import _Prefetch
+
+    qrels = _parquet_qrels(tmp_path / "q.parquet", QRELS)
+    rows = "".join(f"q1 Q0 x{i} {i + 1} {-i} sys\n" for i in range(200)) + "q1 Q0 x0 201 -500 sys\n"
+    run = _parquet_run(tmp_path / "r.parquet", rows, row_group_size=10)
+    assert evaluate_express(qrels, [run], parse_many(["AP"]), batch_rows=10) is None  # (a document twice)
+    assert not [t for t in threading.enumerate() if t.name == "ranklens-prefetch"]
+
+    def failing() -> object:
+        yield 1
+        raise OSError(5, "Input/output error")
+
+    reader = _Prefetch(failing())  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="Input/output"):
+        list(reader)
+    reader.close()

@@ -1,4 +1,4 @@
-"""The express evaluation: TREC text files and the common measures, without numpy or pyarrow (issue 12).
+"""The express evaluation: TREC text and Parquet files and the common measures, in one compiled pass (issue 12).
 
 ``RANKLENS_EXPRESS=0`` in the environment (or ``RANKLENS_PURE=1``, or plugins in ``RANKLENS_PLUGINS``)
 switches the path off; :func:`available` reads the environment at each call.
@@ -10,7 +10,12 @@ only what it reads and computes exactly as the general path does:
 
 * regular files with a TREC name (``.txt``, ``.run``, ``.trec``, ``.qrels``), not compressed, ASCII text;
   runs are read :data:`BLOCK` bytes at a time, each query's rows together (as run files are written: a
-  query that comes back after others sends the run to the general path, which reads it whole);
+  query that comes back after others sends the run to the general path, which reads it whole), without
+  importing numpy or pyarrow;
+* regular Parquet files (``.parquet``, not gzipped), qrels or runs: their query, document and value
+  columns found by name as the general path finds them, ids as Arrow strings of printable ASCII, scores
+  as floats or integers, labels as integers, no nulls; runs decoded by pyarrow in batches (the next ones
+  in a thread while the compiled pass evaluates this one), each batch's buffers read in place;
 * the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
 * the default evaluation policy (no ``--missing``, ``--judged-only``, ``--max-docs``, plugins …).
 
@@ -37,8 +42,8 @@ from ranklens.errors import alignment_notes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
-    from collections.abc import Callable, Sequence
-    from typing import BinaryIO, ContextManager
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import Any, BinaryIO, ContextManager
 
     from ranklens.data.formats import FileKind
     from ranklens.evaluation import ProgressHook
@@ -57,6 +62,7 @@ BLOCK = 8 << 20
 #: family → the compiled kernel's number (see ranklens/_cexpress.c)
 _KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5, "DCG": 6}
 _GZIP_MAGIC = b"\x1f\x8b"
+_PARQUET_MAGIC = b"PAR1"
 
 
 class ExpressResults:
@@ -194,19 +200,22 @@ def available() -> bool:
     )
 
 
-def _open_text(path: str, kind: FileKind) -> BinaryIO | None:
-    """The file at ``path``, open, when the express path may read it as TREC text: its name says TREC and
-    it is a regular file, not gzip-compressed; None for anything else (the general path reads it and says
-    what is wrong, if anything). The compiled pass checks the bytes themselves."""
+def _source(path: str, kind: FileKind) -> BinaryIO | str | None:
+    """How the express path reads the file at ``path``: open, when it may read it as TREC text (its name
+    says TREC, a regular file, not gzip-compressed); ``"parquet"`` for a regular Parquet file (its name
+    says Parquet, it starts with ``PAR1``); None for anything else (the general path reads it and says what
+    is wrong, if anything). The compiled pass checks what it reads itself."""
     try:
-        if kind.detect(path) != ("trec", False) or not os.path.isfile(path):
+        fmt = kind.detect(path)
+        if fmt not in (("trec", False), ("parquet", False)) or not os.path.isfile(path):
             return None
         f = open(path, "rb")  # noqa: SIM115 (the caller closes it)
     except Exception:  # noqa: BLE001 (an unknown extension, a missing or unreadable file: the general path says)
         return None
-    if f.read(2) == _GZIP_MAGIC:
+    head = f.read(4)
+    if fmt[0] == "parquet" or head[:2] == _GZIP_MAGIC:
         f.close()
-        return None
+        return "parquet" if fmt[0] == "parquet" and head == _PARQUET_MAGIC else None
     f.seek(0)
     return f
 
@@ -223,6 +232,25 @@ class _Run:
         self.values: list[float] = []
         self.run_only_queries = self.run_only_rows = self.rows = 0
         self.grouped = True
+
+
+def _add_block(out: _Run, got: tuple) -> bool:  # type: ignore[type-arg]
+    """Add what the compiled pass gave for a block to ``out``; False when a query comes back after others
+    in a later block (not grouped: the general path reads such a run whole)."""
+    tag, run_queries, evaluated, values, run_only_rows, _, rows, grouped = got
+    if out.tag is None and tag is not None:
+        out.tag = tag.decode("ascii")
+    before = len(out.seen)
+    out.seen.update(run_queries)
+    if len(out.seen) != before + len(run_queries):
+        return False
+    out.query_ids += evaluated
+    out.values += values
+    out.run_only_queries += len(run_queries) - len(evaluated)
+    out.run_only_rows += run_only_rows
+    out.rows += rows
+    out.grouped = out.grouped and grouped
+    return True
 
 
 def _evaluate_run(
@@ -244,24 +272,163 @@ def _evaluate_run(
         got = _cexpress.evaluate_block(qrels, text, end, specs, final)
         if got is None:
             return None
-        tag, run_queries, evaluated, values, run_only_rows, consumed, rows, grouped = got
-        if out.tag is None and tag is not None:
-            out.tag = tag.decode("ascii")
-        before = len(out.seen)
-        out.seen.update(run_queries)
-        if len(out.seen) != before + len(run_queries):
-            return None  # a query seen in an earlier block: not grouped
-        out.query_ids += evaluated
-        out.values += values
-        out.run_only_queries += len(run_queries) - len(evaluated)
-        out.run_only_rows += run_only_rows
-        out.rows += rows
-        out.grouped = out.grouped and grouped
+        if not _add_block(out, got):
+            return None
+        consumed = got[5]
         update(done - (len(text) - consumed), out.rows)
         if final:
             return out
         carry = text[consumed:]
         want = block if consumed else 2 * want  # (a query longer than the block: read on)
+
+
+#: Arrow types → the compiled pass's number kinds (see ranklens/_cexpress.c)
+_NUMBER_KINDS = {
+    "double": 0, "float": 1, "int32": 2, "int64": 3, "int8": 4, "int16": 5, "uint8": 6, "uint16": 7, "uint32": 8,
+}
+_STRING_WIDE = {"string": 0, "large_string": 1}
+
+
+def _segment(batch: object, start: int = 0) -> tuple[object, ...] | None:
+    """The compiled pass's segment of rows ``start:`` of a batch of (query id, document id, value) Arrow
+    arrays, or None when a column has nulls or a type it does not read (the general path then reads)."""
+    parts: list[object] = []
+    for i, wide_of in ((0, _STRING_WIDE), (1, _STRING_WIDE), (2, _NUMBER_KINDS)):
+        a = batch.column(i)  # type: ignore[attr-defined]
+        code = wide_of.get(str(a.type))
+        if code is None or a.null_count:
+            return None
+        buffers = a.buffers()
+        if wide_of is _STRING_WIDE:
+            parts += [buffers[1].address, buffers[2].address if buffers[2] is not None else 0, code, a.offset + start]
+        else:
+            parts += [buffers[1].address, code, a.offset + start]
+    parts.append(batch.num_rows - start)  # type: ignore[attr-defined]
+    return tuple(parts)
+
+
+class _Prefetch:
+    """The items of an iterator, read in a thread up to ``depth`` ahead of the consumer: the next batches
+    of a Parquet run are decoded while the compiled pass (which lets go of the GIL) evaluates this one.
+    Measured on the 10M-row M run (0.5 s of decoding, 0.3 s of evaluation): 0.54–0.74 s for both with two
+    batches ahead, 0.7–0.85 s with one, 0.8 s one after the other. An exception of the iterator is raised
+    in the consumer, where it would have been."""
+
+    _END = object()
+
+    def __init__(self, items: Iterator[Any], depth: int = 2) -> None:
+        import queue
+        import threading
+
+        self._full = queue.Full
+        self._queue: queue.Queue[Any] = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._feed, args=(items,), name="ranklens-prefetch", daemon=True)
+        self._thread.start()
+
+    def _put(self, item: object) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except self._full:
+                continue
+        return False
+
+    def _feed(self, items: Iterator[Any]) -> None:
+        try:
+            for item in items:
+                if not self._put(item):
+                    return
+            self._put(self._END)
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer, raised there)
+            self._put(_Raised(e))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if isinstance(item, _Raised):
+                raise item.error
+            yield item
+
+    def close(self) -> None:
+        """Stop the reading thread and wait for it (what it read ahead is dropped)."""
+        self._stop.set()
+        self._thread.join()
+
+
+class _Raised:
+    """An exception of a prefetched iterator, on its way to the consumer."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _parquet_qrels(path: str) -> tuple[object, int] | None:
+    """The compiled qrels of the Parquet file at ``path`` (its batches all read: qrels are small), or None."""
+    from ranklens.data.columns import QRELS
+    from ranklens.data.parquet_batches import parquet_batches
+    from ranklens.errors import FormatError
+
+    try:
+        batches = [batch for batch, _ in parquet_batches(path, QRELS, batch_rows=1 << 24)]
+    except FormatError:
+        return None  # (the general path says what is wrong)
+    segments = tuple(_segment(b) for b in batches)
+    if not segments or None in segments:
+        return None
+    return _cexpress.parse_qrels_columns(batches, segments)  # type: ignore[no-any-return]
+
+
+def _evaluate_parquet_run(
+    qrels: object, path: str, specs: tuple[tuple[int, int], ...], batch_rows: int | None,
+    update: Callable[[int, int], None],
+) -> _Run | None:
+    """One Parquet run evaluated batch by batch (:func:`ranklens.data.parquet_batches.parquet_batches`,
+    ``batch_rows`` rows at a time, None: its default; a query's rows carried on to the next batch until
+    they are whole), or None as :func:`_evaluate_run`."""
+    from ranklens.data.columns import RUN
+    from ranklens.data.parquet_batches import DEFAULT_BATCH_ROWS, parquet_batches
+    from ranklens.errors import FormatError
+
+    out = _Run()
+    out.tag = RUN_FILES.strip_name(os.path.basename(path)) or "run"  # (the general path's run_name_of)
+    size = os.path.getsize(path)
+    carry: list[tuple[object, int]] = []  # (batch, first row) of the rows waiting for the rest of their query
+    reader = _Prefetch(parquet_batches(path, RUN, batch_rows=batch_rows or DEFAULT_BATCH_ROWS))
+    read = total = 0
+    try:
+        for batch, total in reader:
+            read += batch.num_rows  # type: ignore[attr-defined]
+            carry.append((batch, 0))
+            segments = tuple(_segment(b, first) for b, first in carry)
+            if None in segments:
+                return None
+            got = _cexpress.evaluate_columns(qrels, segments, specs, read == total)
+            if got is None or not _add_block(out, got):
+                return None
+            consumed = got[5]
+            while carry and consumed >= carry[0][0].num_rows - carry[0][1]:  # type: ignore[attr-defined]
+                consumed -= carry[0][0].num_rows - carry[0][1]  # type: ignore[attr-defined]
+                carry.pop(0)
+            if carry:
+                carry[0] = (carry[0][0], carry[0][1] + consumed)
+            update(size * read // max(total, 1), out.rows)
+    except FormatError:
+        return None  # (the general path says what is wrong)
+    finally:
+        reader.close()
+    if carry or read != total:
+        return None  # (rows left over: the metadata's row count was wrong; the general path reads)
+    return out if out.rows else None
 
 
 def evaluate_express(
@@ -271,17 +438,20 @@ def evaluate_express(
     *,
     names: Sequence[str | None] | None = None,
     block: int = BLOCK,
+    batch_rows: int | None = None,
     progress: ProgressHook | None = None,
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
-    the run's tag), made unique as the general path does; runs are read ``block`` bytes at a time, each
-    step shown by ``progress`` (:data:`ranklens.evaluation.ProgressHook`) as the general path shows it."""
+    the run's tag; a Parquet run's file name), made unique as the general path does; text runs are read
+    ``block`` bytes at a time and Parquet runs ``batch_rows`` rows at a time (None: the general path's
+    batches), each step shown by ``progress`` (:data:`ranklens.evaluation.ProgressHook`) as the general
+    path shows it."""
     specs = express_specs(measures)
     if specs is None or not runs or not available():
         return None
     try:
-        return _evaluate(qrels, runs, measures, specs, names, block, progress)
+        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress)
     except (OSError, MemoryError):  # (a read that fails: the general path reads again, and says what failed)
         return None
 
@@ -293,23 +463,32 @@ def _evaluate(
     specs: tuple[tuple[int, int], ...],
     names: Sequence[str | None] | None,
     block: int,
+    batch_rows: int | None,
     progress: ProgressHook | None,
 ) -> list[ExpressResults] | None:
-    f = _open_text(qrels, QRELS_FILES)
-    if f is None:
+    source = _source(qrels, QRELS_FILES)
+    if source is None:
         return None
-    with f, _step(progress, f"reading {qrels}", None):
-        parsed = _cexpress.parse_qrels(f.read())
+    with _step(progress, f"reading {qrels}", None):
+        if source == "parquet":
+            parsed = _parquet_qrels(qrels)
+        else:
+            with source:  # type: ignore[union-attr]
+                parsed = _cexpress.parse_qrels(source.read())  # type: ignore[union-attr]
     if parsed is None:
         return None
     judged, n_judged_queries = parsed
     done: list[_Run] = []
     for path in runs:
-        f = _open_text(path, RUN_FILES)
-        if f is None:
+        source = _source(path, RUN_FILES)
+        if source is None:
             return None
-        with f, _step(progress, f"evaluating {os.path.basename(path)}", os.fstat(f.fileno()).st_size) as update:
-            run = _evaluate_run(judged, f, specs, block, update)
+        with _step(progress, f"evaluating {os.path.basename(path)}", os.path.getsize(path)) as update:
+            if source == "parquet":
+                run = _evaluate_parquet_run(judged, path, specs, batch_rows, update)
+            else:
+                with source:  # type: ignore[union-attr]
+                    run = _evaluate_run(judged, source, specs, block, update)  # type: ignore[arg-type]
         if run is None or not run.query_ids or run.tag is None:
             return None  # (no query in common: the general path says so)
         done.append(run)

@@ -159,8 +159,8 @@ def test_the_express_path_reads_the_qrels_once_and_each_run_once(monkeypatch) ->
     import ranklens.express as express
 
     opened: collections.Counter[str] = collections.Counter()
-    real = express._open_text
-    monkeypatch.setattr(express, "_open_text", lambda path, kind: (opened.update([str(path)]), real(path, kind))[1])
+    real = express._source
+    monkeypatch.setattr(express, "_source", lambda path, kind: (opened.update([str(path)]), real(path, kind))[1])
     code, out, err = run("compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP", "P@5", "-f", "json", "--quiet")
     assert code == 0, err
     assert json.loads(out)["systems"] == ["bm25", "dense"]

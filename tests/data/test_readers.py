@@ -600,3 +600,19 @@ def test_no_optional_library_imported_by_readers() -> None:
     code = "import sys, ranklens.data; print('pandas' in sys.modules, 'polars' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
+
+
+def test_jsonl_names_a_broken_line_before_an_earlier_nan(tmp_path: Path) -> None:
+    """As every reader, JSON Lines says what is wrong with the syntax of any line before a NaN score (found
+    by the fuzz tests: the line scan said the NaN of line 1 and never got to line 3); a NaN alone is
+    still named with its line."""
+    broken = tmp_path / "r.jsonl"
+    broken.write_text(
+        '{"query_id": "q1", "doc_id": "d2", "score": NaN}\n{"query_id": "q1", "doc_id": "d1", "score": 1.5}\n'
+        '"query_id": "q2", "doc_id": "e1", "score": 1.0}\n'
+    )
+    with pytest.raises(FormatError, match=r"r\.jsonl:3: expected a JSON object per line"):
+        read_run(str(broken))
+    broken.write_text('{"query_id": "q1", "doc_id": "d1", "score": 1.5}\n{"query_id": "q1", "doc_id": "d2", "score": NaN}\n')
+    with pytest.raises(FormatError, match=r"r\.jsonl:2: score is NaN"):
+        read_run(str(broken))

@@ -41,6 +41,21 @@ def test_gzip_is_streamed(tmp_path: Path) -> None:
     assert evaluate_stream(ev, str(target), block_bytes=500)["AP"] == ev(str(EXAMPLES / "toy_bm25.run"))["AP"]
 
 
+@pytest.mark.parametrize("block_bytes", [1, 7, 30, 64, 1 << 20])
+def test_a_byte_order_mark_inside_the_file_is_part_of_a_query_id_in_every_block(tmp_path: Path, block_bytes: int) -> None:
+    """Only the marks that begin the file are dropped: one that begins a later line is part of that line's
+    query id when the file is read whole, and stays so when that line begins a block (found by the fuzz
+    tests: blocks dropped it, so streaming read another query than the whole read)."""
+    target = tmp_path / "marked.run"
+    target.write_bytes(b"\xef\xbb\xbfq1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n\xef\xbb\xbfq2 Q0 d3 1 1.5 t\nq3 Q0 d1 1 1.0 t\n")
+    ev = ranklens.Evaluator(["AP", "NumRet"], QRELS)
+    whole = ev(str(target), warn=False)
+    streamed = evaluate_stream(ev, str(target), block_bytes=block_bytes)
+    assert streamed.query_ids == whole.query_ids and "q1" in whole.query_ids
+    np.testing.assert_array_equal(streamed.values, whole.values)
+    assert streamed.notes == whole.notes and any("not in the qrels" in n for n in whole.notes)  # ('\ufeffq2')
+
+
 def _interleaved(tmp_path: Path) -> Path:
     lines = (EXAMPLES / "toy_dense.run").read_text().splitlines()
     moved = lines[:5] + lines[40:45] + lines[5:40] + lines[45:]  # q1 rows come back after q10's

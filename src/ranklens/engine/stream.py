@@ -71,6 +71,7 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
     first_line = 1
     done = 0
     rows = 0
+    at_file_start = True  # (whether the next block's text begins the file)
     with open_input(path) as (f, compressed):
         while True:
             chunk = _read_block(f, block_bytes, path, compressed)
@@ -100,8 +101,8 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
                 carry = b""
             lines_in_block = 0
             if data and not data.isspace():
-                try:
-                    cols = trec.read_run(data, path)
+                try:  # (byte-order marks dropped at the start of the file only, as the whole read drops them)
+                    cols = trec.read_run(data, path, file_start=at_file_start)
                 except FormatError as e:
                     line = None if e.line is None else e.line + first_line - 1
                     raise FormatError(path, e.detail, line) from None
@@ -115,6 +116,7 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
                     yield cols, lines, done
             else:
                 lines_in_block = data.count(b"\n")
+            at_file_start = at_file_start and not data
             first_line += lines_in_block
             if at_end:
                 if not rows:

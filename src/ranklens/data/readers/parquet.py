@@ -15,16 +15,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ranklens.data.parquet_batches import DEFAULT_BATCH_ROWS, parquet_batches
+from ranklens.data.parquet_batches import first_line as _first_line
+from ranklens.data.parquet_batches import needed_columns as _needed
+from ranklens.data.parquet_batches import not_parquet as _not_parquet
 from ranklens.data.qrels import Qrels
-from ranklens.data.readers import Columns, Kind, resolve_columns, table_columns
+from ranklens.data.readers import Columns, Kind, table_columns
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
 __all__ = ["DEFAULT_BATCH_ROWS", "iter_parquet_blocks", "read_parquet", "write_parquet"]
-
-#: rows per batch when a Parquet run is streamed (measured on the 10M-row M run: 0.29–0.31 GB peak and the
-#: time of 1 << 19 rows, which peaked at 0.34 GB, 1 << 20 at 0.47 GB)
-DEFAULT_BATCH_ROWS = 1 << 18
 
 
 def read_parquet(
@@ -75,55 +75,22 @@ def iter_parquet_blocks(
     from ranklens.data.run import _float_scores
 
     size = os.path.getsize(path)
-    try:
-        # column chunks read through a 1 MiB buffer, not pre-buffered whole: measured on the 10M-row M run,
-        # 1.4 s and 0.20 GB peak for all its batches against 2.9 s and 0.31 GB with pyarrow's pre-buffering
-        handle = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-    except (pa.ArrowException, OSError, ValueError) as e:
-        raise _not_parquet(path, e) from None
-    with handle:
-        total = handle.metadata.num_rows
-        columns = _needed(handle, kind, path, mapping)
-        batches = handle.iter_batches(batch_size=max(1, batch_rows), columns=columns, use_threads=True)
-        first = 1
-        while True:
-            try:
-                batch = next(batches, None)
-            except (pa.ArrowException, OSError, ValueError) as e:
-                raise _not_parquet(path, e) from None
-            if batch is None:
-                break
-            n = batch.num_rows
-            if n == 0:
-                continue
-            rows = np.arange(first, first + n, dtype=np.int64)
-            try:
-                cols = table_columns(pa.Table.from_batches([batch]), kind, path, mapping)
-                query, doc = to_string_array(cols.query_id), to_string_array(cols.doc_id)
-            except FormatError as e:
-                raise FormatError(path, e.detail, None if e.line is None else e.line + first - 1) from None
-            except (pa.ArrowException, OverflowError) as e:
-                raise FormatError(path, f"cannot build {kind.name}: {_first_line(e)}") from None  # (as the whole read)
-            value = _float_scores(cols.value, path, rows)  # (the whole read's conversion and messages)
-            first += n
-            yield Columns(query, doc, value, rows), rows, size if total <= 0 else size * (first - 1) // total
+    first = 1
+    for batch, total in parquet_batches(path, kind, mapping=mapping, batch_rows=batch_rows):
+        n = batch.num_rows
+        rows = np.arange(first, first + n, dtype=np.int64)
+        try:
+            cols = table_columns(pa.Table.from_batches([batch]), kind, path, mapping)
+            query, doc = to_string_array(cols.query_id), to_string_array(cols.doc_id)
+        except FormatError as e:
+            raise FormatError(path, e.detail, None if e.line is None else e.line + first - 1) from None
+        except (pa.ArrowException, OverflowError) as e:
+            raise FormatError(path, f"cannot build {kind.name}: {_first_line(e)}") from None  # (as the whole read)
+        value = _float_scores(cols.value, path, rows)  # (the whole read's conversion and messages)
+        first += n
+        yield Columns(query, doc, value, rows), rows, size if total <= 0 else size * (first - 1) // total
     if first == 1:
         raise FormatError(path, "expected at least one row, got none")
-
-
-def _needed(handle: pq.ParquetFile, kind: Kind, display: str, mapping: Mapping[str, str] | None) -> list[str]:
-    """The names of the query, document and value columns, found as the readers find them."""
-    names = handle.schema_arrow.names
-    q, d, v = resolve_columns(names, kind, display, mapping=mapping)
-    return [names[q], names[d], names[v]]
-
-
-def _first_line(e: BaseException) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-
-
-def _not_parquet(display: str, e: BaseException) -> FormatError:
-    return FormatError(display, f"expected a Parquet file: {_first_line(e)}")
 
 
 def write_parquet(container: Qrels | Run, out: BinaryIO) -> None:

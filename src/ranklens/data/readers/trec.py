@@ -159,11 +159,13 @@ def read_qrels(data: bytes, source: str, *, labels: str = "int") -> Columns:
     return _read(data, source, _QRELS_FLOAT if labels == "float" else _QRELS)
 
 
-def read_run(data: bytes, source: str, *, layout: str = "trec") -> Columns:
+def read_run(data: bytes, source: str, *, layout: str = "trec", file_start: bool = True) -> Columns:
     """Parse a TREC run; ``Columns.tag`` is the tag shared by all rows, else the first row's tag.
 
     ``layout`` is one of :data:`RUN_LAYOUTS`: ``"trec"`` is trec_eval's 6 columns; the others are
-    described in the module docstring.
+    described in the module docstring. ``file_start``: ``data`` begins the file, so byte-order marks
+    there are dropped (False for a later block of a streamed file: a mark there is part of a query id,
+    as it is when the file is read whole).
 
     >>> c = read_run(b"q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 -inf bm25\\n", "run.trec")
     >>> c.doc_id.to_pylist(), c.value.to_pylist(), c.tag
@@ -173,7 +175,7 @@ def read_run(data: bytes, source: str, *, layout: str = "trec") -> Columns:
     (['d7', 'd3'], [-1.0, -2.0], '3 columns: read as an MS MARCO run (qid ')
     """
     if layout == "trec":
-        return _read(data, source, _RUN)
+        return _read(data, source, _RUN, file_start=file_start)
     if layout == "auto":
         chosen = run_layout_of(first_content_line(data)) or _RUN
         if chosen is _RUN:
@@ -312,8 +314,8 @@ def _check_ranks(cols: Columns, values: np.ndarray, source: str) -> None:
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _read(data: bytes, source: str, layout: _Layout) -> Columns:
-    data = check_text(data, source)
+def _read(data: bytes, source: str, layout: _Layout, *, file_start: bool = True) -> Columns:
+    data = check_text(data, source, marks=file_start)
     end = text_end(data)
     if end == 0:
         raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
@@ -321,6 +323,8 @@ def _read(data: bytes, source: str, layout: _Layout) -> Columns:
         cols = _compiled_run(data, end)
         if cols is not None:
             return cols
+    if not file_start and data.startswith(b"\xef\xbb\xbf"):
+        return _scan(data, source, layout)  # (pyarrow's parser would drop the mark, part of the first query id)
     delimiter = _single_delimiter(data, end)
     if delimiter is not None:
         # only the three needed columns are converted; pyarrow still checks every line's column count.
