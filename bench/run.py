@@ -295,7 +295,12 @@ def _targets_mode(args: argparse.Namespace, argv: Sequence[str] | None) -> list[
         cells = tg.compare_vs_evals(
             next(iter_shapes(roles["M"])), repeat=repeat, timeout=args.timeout, data_dir=args.data_dir, env=_env(), repo=REPO, log=log
         )
-        targets = tg.quick_targets(args.out_dir) + tg.remaining(args.out_dir, roles, cells)
+        parquet = tg.parquet_vs_text(
+            next(iter_shapes(roles["M"])), next(iter_shapes(roles["Mpq"])), repeat=repeat, timeout=args.timeout,
+            data_dir=args.data_dir, env=_env(), repo=REPO, log=log,
+        )
+        targets = tg.quick_targets(args.out_dir) + tg.remaining(args.out_dir, roles, cells, parquet)
+        cells = cells + parquet
         meta |= {"repeat": repeat, "roles": roles}
         stem, details = "targets", tg.cells_markdown(cells)
     text = f"{tg.table(targets)}\n\n{details}\n"

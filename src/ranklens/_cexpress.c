@@ -889,15 +889,21 @@ done:
 
 /* ------------------------------------------------------------------------------------- Arrow columns */
 
-/* A string column of an Arrow array: offsets (int32 or int64, wide) from element first, and the data. */
+/* A string column of an Arrow array: offsets (int32 or int64, wide) from element first, and the data; or
+ * a dictionary array (indices not NULL: int32, from the row's element): its n_values strings so. */
 typedef struct {
     const void *offsets;
     const unsigned char *data;
     int wide;
     Py_ssize_t first;
+    const int32_t *indices;
+    Py_ssize_t n_values;
 } StrColumn;
 
-static int str_column(PyObject *off_addr, PyObject *data_addr, int wide, Py_ssize_t first, StrColumn *out) {
+static int str_column(PyObject *item, Py_ssize_t at, StrColumn *out) {
+    PyObject *off_addr = PyTuple_GetItem(item, at), *data_addr = PyTuple_GetItem(item, at + 1),
+             *idx_addr = PyTuple_GetItem(item, at + 4);
+    if (off_addr == NULL || data_addr == NULL || idx_addr == NULL) return -1;
     out->offsets = PyLong_AsVoidPtr(off_addr);
     if (out->offsets == NULL) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no offsets");
@@ -905,8 +911,16 @@ static int str_column(PyObject *off_addr, PyObject *data_addr, int wide, Py_ssiz
     }
     out->data = (const unsigned char *)PyLong_AsVoidPtr(data_addr);
     if (out->data == NULL && PyErr_Occurred()) return -1;
-    out->wide = wide;
-    out->first = first;
+    out->indices = (const int32_t *)PyLong_AsVoidPtr(idx_addr);
+    if (out->indices == NULL && PyErr_Occurred()) return -1;
+    out->wide = (int)PyLong_AsLong(PyTuple_GetItem(item, at + 2));
+    out->first = PyLong_AsSsize_t(PyTuple_GetItem(item, at + 3));
+    out->n_values = PyLong_AsSsize_t(PyTuple_GetItem(item, at + 5));
+    if (PyErr_Occurred()) return -1;
+    if (out->first < 0 || out->n_values < 0) {
+        PyErr_SetString(PyExc_ValueError, "bad string column");
+        return -1;
+    }
     return 0;
 }
 
@@ -915,15 +929,20 @@ static inline Py_ssize_t str_offset(const StrColumn *c, Py_ssize_t i) {
                    : (Py_ssize_t)((const int32_t *)c->offsets)[c->first + i];
 }
 
-static inline Str str_at(const StrColumn *c, Py_ssize_t i) {
+static inline Str value_at(const StrColumn *c, Py_ssize_t i) {
     Py_ssize_t a = str_offset(c, i);
     Str s = {c->data + a, str_offset(c, i + 1) - a};
     return s;
 }
 
-/* Whether rows [0, n) hold ids the express path reads beyond doubt: none empty, every byte printable
+/* the id of row i */
+static inline Str str_at(const StrColumn *c, Py_ssize_t i) {
+    return value_at(c, c->indices != NULL ? (Py_ssize_t)c->indices[i] : i);
+}
+
+/* Whether strings [0, n) hold ids the express path reads beyond doubt: none empty, every byte printable
  * ASCII (no whitespace, so no reading of the text formats could split or trim them differently). */
-static int plain_ids(const StrColumn *c, Py_ssize_t n) {
+static int plain_strings(const StrColumn *c, Py_ssize_t n) {
     Py_ssize_t a = str_offset(c, 0), b = str_offset(c, n);
     if (b < a || (b > a && c->data == NULL)) return 0;
     unsigned bad = 0;
@@ -939,6 +958,15 @@ static int plain_ids(const StrColumn *c, Py_ssize_t n) {
         prev = o;
     }
     return 1;
+}
+
+/* Whether the ids of rows [0, n) are plain_strings: a dictionary's values all (and every index one of
+ * them), else the rows' own. */
+static int plain_ids(const StrColumn *c, Py_ssize_t n) {
+    if (c->indices == NULL) return plain_strings(c, n);
+    unsigned bad = 0;
+    for (Py_ssize_t i = 0; i < n; i++) bad |= (unsigned)(c->indices[i] < 0) | (unsigned)(c->indices[i] >= c->n_values);
+    return bad == 0 && (n == 0 || plain_strings(c, c->n_values));
 }
 
 /* the kinds of number column: a score or a relevance label */
@@ -959,8 +987,8 @@ static inline double number_at(const void *p, int kind, Py_ssize_t i) {
     return NAN;
 }
 
-/* One segment of rows: (query offsets, query data, query wide, query first, doc offsets, doc data, doc
- * wide, doc first, values, value kind, value first, rows). */
+/* One segment of rows: the query and the document column, each (offsets, data, wide, first, indices,
+ * values: see StrColumn; indices 0 for none), then (values, value kind, value first) and the rows. */
 typedef struct {
     StrColumn q, d;
     const void *v;
@@ -969,15 +997,18 @@ typedef struct {
 } Segment;
 
 static int read_segment(PyObject *item, Segment *s) {
-    PyObject *qo, *qd, *dof, *dd, *v;
-    int qw, dw;
-    Py_ssize_t qf, df, vf;
-    if (!PyArg_ParseTuple(item, "OOinOOinOinn", &qo, &qd, &qw, &qf, &dof, &dd, &dw, &df, &v, &s->v_kind, &vf, &s->n))
+    if (!PyTuple_Check(item) || PyTuple_Size(item) != 16) {
+        PyErr_SetString(PyExc_ValueError, "a segment is a tuple of 16");
         return -1;
-    if (str_column(qo, qd, qw, qf, &s->q) < 0 || str_column(dof, dd, dw, df, &s->d) < 0) return -1;
-    const char *base = (const char *)PyLong_AsVoidPtr(v);
-    if (base == NULL || s->n < 0 || s->v_kind < F64 || s->v_kind > U32 || qf < 0 || df < 0 || vf < 0) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad segment");
+    }
+    if (str_column(item, 0, &s->q) < 0 || str_column(item, 6, &s->d) < 0) return -1;
+    const char *base = (const char *)PyLong_AsVoidPtr(PyTuple_GetItem(item, 12));
+    s->v_kind = (int)PyLong_AsLong(PyTuple_GetItem(item, 13));
+    Py_ssize_t vf = PyLong_AsSsize_t(PyTuple_GetItem(item, 14));
+    s->n = PyLong_AsSsize_t(PyTuple_GetItem(item, 15));
+    if (PyErr_Occurred()) return -1;
+    if (base == NULL || s->n < 0 || s->v_kind < F64 || s->v_kind > U32 || vf < 0) {
+        PyErr_SetString(PyExc_ValueError, "bad segment");
         return -1;
     }
     static const int width[] = {8, 4, 4, 8, 1, 2, 1, 2, 4};

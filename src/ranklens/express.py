@@ -291,19 +291,29 @@ _STRING_WIDE = {"string": 0, "large_string": 1}
 
 def _segment(batch: object, start: int = 0) -> tuple[object, ...] | None:
     """The compiled pass's segment of rows ``start:`` of a batch of (query id, document id, value) Arrow
-    arrays, or None when a column has nulls or a type it does not read (the general path then reads)."""
+    arrays (ids as strings, or as a dictionary of strings with int32 indices), or None when a column has
+    nulls or a type it does not read (the general path then reads)."""
     parts: list[object] = []
-    for i, wide_of in ((0, _STRING_WIDE), (1, _STRING_WIDE), (2, _NUMBER_KINDS)):
+    for i in (0, 1):
         a = batch.column(i)  # type: ignore[attr-defined]
-        code = wide_of.get(str(a.type))
-        if code is None or a.null_count:
+        if a.null_count:
+            return None
+        indices, first = 0, a.offset + start
+        if str(a.type).startswith("dictionary<values=string, indices=int32"):
+            indices = a.indices.buffers()[1].address + 4 * (a.indices.offset + start)
+            a, first = a.dictionary, a.dictionary.offset
+            if a.null_count:
+                return None
+        wide = _STRING_WIDE.get(str(a.type))
+        if wide is None:
             return None
         buffers = a.buffers()
-        if wide_of is _STRING_WIDE:
-            parts += [buffers[1].address, buffers[2].address if buffers[2] is not None else 0, code, a.offset + start]
-        else:
-            parts += [buffers[1].address, code, a.offset + start]
-    parts.append(batch.num_rows - start)  # type: ignore[attr-defined]
+        parts += [buffers[1].address, buffers[2].address if buffers[2] is not None else 0, wide, first, indices, len(a)]
+    v = batch.column(2)  # type: ignore[attr-defined]
+    kind = _NUMBER_KINDS.get(str(v.type))
+    if kind is None or v.null_count:
+        return None
+    parts += [v.buffers()[1].address, kind, v.offset + start, batch.num_rows - start]  # type: ignore[attr-defined]
     return tuple(parts)
 
 
@@ -403,7 +413,7 @@ def _evaluate_parquet_run(
     out.tag = RUN_FILES.strip_name(os.path.basename(path)) or "run"  # (the general path's run_name_of)
     size = os.path.getsize(path)
     carry: list[tuple[object, int]] = []  # (batch, first row) of the rows waiting for the rest of their query
-    reader = _Prefetch(parquet_batches(path, RUN, batch_rows=batch_rows or DEFAULT_BATCH_ROWS))
+    reader = _Prefetch(parquet_batches(path, RUN, batch_rows=batch_rows or DEFAULT_BATCH_ROWS, query_dictionary=True))
     read = total = 0
     try:
         for batch, total in reader:
