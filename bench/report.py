@@ -214,8 +214,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     into = None
     if paths[:1] == ["--into"] and len(paths) > 1:
         into, paths = paths[1], paths[2:]
-    if not paths:
+    if not paths or paths[0] in ("-h", "--help"):
         raise SystemExit(main.__doc__)
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise SystemExit(f"python -m bench.report: no such results file: {missing[0]} (bench/out/*.json are written by python -m bench.run)")
     rows: list[Row] = []
     shapes: dict[str, str] = {}
     meta: dict[str, Any] = {}

@@ -801,15 +801,13 @@ fail:
     return NULL;
 }
 
-/* The result of the collected rows: evaluate_rows, then rows_result (None: declined). */
-static PyObject *rows_outcome(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, Rows *c, Str tag, int final,
-                              Py_ssize_t end) {
-    Evaluated e;
-    int status = evaluate_rows(qr, specs, n_specs, c, final, end, &e);
-    PyObject *result = status == 0 ? rows_result(c, &e, n_specs, tag)
+/* What a block gives back for the status of its evaluation: rows_result (0), None (declined, 1), or a
+ * memory error (-1); *e freed. */
+static PyObject *outcome(int status, const Rows *c, Evaluated *e, Py_ssize_t n_specs, Str tag) {
+    PyObject *result = status == 0 ? rows_result(c, e, n_specs, tag)
                        : status > 0 ? (Py_INCREF(Py_None), Py_None)
                                     : PyErr_NoMemory();
-    evaluated_free(&e);
+    evaluated_free(e);
     return result;
 }
 
@@ -874,7 +872,8 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
             tag.n = lens[5];
         }
     }
-    result = rows_outcome(qr, specs, n_specs, &c, tag, final, rend);
+    Evaluated e;
+    result = outcome(evaluate_rows(qr, specs, n_specs, &c, final, rend, &e), &c, &e, n_specs, tag);
     goto done;
 decline:
     result = Py_None;
@@ -1016,6 +1015,25 @@ static int read_segment(PyObject *item, Segment *s) {
     return 0;
 }
 
+/* The segments of a tuple (see Segment), their number and their rows, or NULL with an exception. */
+static Segment *read_segments(PyObject *tuple, Py_ssize_t *n_seg, Py_ssize_t *total) {
+    *n_seg = PyTuple_Size(tuple);
+    *total = 0;
+    Segment *segs = (Segment *)malloc(((size_t)*n_seg + 1) * sizeof(Segment));
+    if (segs == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < *n_seg; k++) {
+        if (read_segment(PyTuple_GetItem(tuple, k), segs + k) < 0) {
+            free(segs);
+            return NULL;
+        }
+        *total += segs[k].n;
+    }
+    return segs;
+}
+
 /* The rows of the segments, one after another, into *c (without the GIL): 0, 1 to decline, -1 on memory
  * failure. */
 static int collect_columns(Qrels *qr, const Segment *segs, Py_ssize_t n_seg, Py_ssize_t total, int final, Rows *c) {
@@ -1051,16 +1069,9 @@ static PyObject *evaluate_columns(PyObject *self, PyObject *args) {
     Spec specs[64];
     Py_ssize_t n_specs;
     if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
-    Py_ssize_t n_seg = PyTuple_Size(segments_obj), total = 0;
-    Segment *segs = (Segment *)malloc(((size_t)n_seg + 1) * sizeof(Segment));
-    if (segs == NULL) return PyErr_NoMemory();
-    for (Py_ssize_t k = 0; k < n_seg; k++) {
-        if (read_segment(PyTuple_GetItem(segments_obj, k), segs + k) < 0) {
-            free(segs);
-            return NULL;
-        }
-        total += segs[k].n;
-    }
+    Py_ssize_t n_seg, total;
+    Segment *segs = read_segments(segments_obj, &n_seg, &total);
+    if (segs == NULL) return NULL;
     if (qr->busy) {
         free(segs);
         PyErr_SetString(PyExc_RuntimeError, "these qrels are being evaluated in another thread");
@@ -1076,11 +1087,8 @@ static PyObject *evaluate_columns(PyObject *self, PyObject *args) {
     if (status == 0) status = evaluate_rows(qr, specs, n_specs, &c, final, total, &e);
     Py_END_ALLOW_THREADS
     qr->busy = 0;
-    Str tag = {NULL, 0};
-    PyObject *result = status == 0 ? rows_result(&c, &e, n_specs, tag)
-                       : status > 0 ? (Py_INCREF(Py_None), Py_None)
-                                    : PyErr_NoMemory();
-    evaluated_free(&e);
+    Str no_tag = {NULL, 0};
+    PyObject *result = outcome(status, &c, &e, n_specs, no_tag);
     rows_free(&c, qr);
     free(segs);
     return result;
@@ -1096,16 +1104,9 @@ static PyObject *parse_qrels_columns(PyObject *self, PyObject *args) {
     PyObject *owner, *segments_obj;
     (void)self;
     if (!PyArg_ParseTuple(args, "OO!", &owner, &PyTuple_Type, &segments_obj)) return NULL;
-    Py_ssize_t n_seg = PyTuple_Size(segments_obj), total = 0;
-    Segment *segs = (Segment *)malloc(((size_t)n_seg + 1) * sizeof(Segment));
-    if (segs == NULL) return PyErr_NoMemory();
-    for (Py_ssize_t k = 0; k < n_seg; k++) {
-        if (read_segment(PyTuple_GetItem(segments_obj, k), segs + k) < 0) {
-            free(segs);
-            return NULL;
-        }
-        total += segs[k].n;
-    }
+    Py_ssize_t n_seg, total;
+    Segment *segs = read_segments(segments_obj, &n_seg, &total);
+    if (segs == NULL) return NULL;
     Qrels *qr = (Qrels *)calloc(1, sizeof(Qrels));
     if (qr == NULL) {
         free(segs);

@@ -320,8 +320,8 @@ def _segment(batch: object, start: int = 0) -> tuple[object, ...] | None:
 class _Prefetch:
     """The items of an iterator, read in a thread up to ``depth`` ahead of the consumer: the next batches
     of a Parquet run are decoded while the compiled pass (which lets go of the GIL) evaluates this one.
-    Measured on the 10M-row M run (0.5 s of decoding, 0.3 s of evaluation): 0.54–0.74 s for both with two
-    batches ahead, 0.7–0.85 s with one, 0.8 s one after the other. An exception of the iterator is raised
+    Measured on the 10M-row M run (0.5 s of decoding, 0.3 s of evaluation): 0.54–0.61 s for both with two
+    batches ahead, 0.57–0.74 s with one, 0.8 s one after the other. An exception of the iterator is raised
     in the consumer, where it would have been."""
 
     _END = object()
