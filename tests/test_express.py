@@ -587,7 +587,8 @@ def _declined_cases() -> list[tuple[str, dict[str, object], dict[str, object]]]:
         ("a space in an id", q, with_(r, doc_id=["d1", "d 2", "d3", "d9"])),
         ("a tab in an id", with_(q, doc_id=["d1", "d2", "d\t3", "d4"]), r),
         ("not ASCII", q, with_(r, doc_id=["d1", "dé", "d3", "d9"])),
-        ("integer ids", q, with_(r, doc_id=[1, 2, 3, 9])),
+        ("real-valued ids", q, with_(r, doc_id=[1.0, 2.0, 3.0, 9.0])),
+        ("a null integer id", q, with_(r, doc_id=pa.array([1, None, 3, 9], pa.int64()))),
         ("real-valued labels", with_(q, relevance=[2.0, 0.0, 1.0, 1.0]), r),
         ("a negative label", with_(q, relevance=pa.array([2, 0, -1, 1], pa.int8())), r),
         ("a label of ten digits", with_(q, relevance=pa.array([2, 0, 1234567890, 1], pa.int64())), r),
@@ -725,3 +726,21 @@ def test_query_ids_are_read_as_a_dictionary_only_where_the_file_keeps_a_small_on
         assert types == ({"dictionary<values=string, indices=int32, ordered=0>"} if small else {"string"}), name
     chunk = pq.ParquetFile(str(tmp_path / "many.parquet")).metadata.row_group(0).column(0)
     assert chunk.data_page_offset - chunk.dictionary_page_offset > SMALL_DICTIONARY  # (the reason it is refused)
+
+
+@pytest.mark.parametrize("id_type", ["int64", "int32", "uint16"])
+def test_integer_ids_are_compared_as_their_decimal_strings(tmp_path: Path, id_type: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Integer query and document ids (pandas writes MS MARCO's so) are taken, compared as strings as the
+    general path compares them: documents 9 and 10 tie on score, and "9" > "10" bytewise ranks 9 first."""
+    import pyarrow as pa
+
+    ids = getattr(pa, id_type)()
+    qrels = {"qid": pa.array([1, 1, 1, 2], ids), "docno": pa.array([9, 10, 3, 4], ids), "rel": pa.array([1, 0, 2, 1], pa.int8())}
+    run_columns = {
+        "qid": pa.array([1, 1, 1, 2, 2], ids), "docno": pa.array([10, 9, 3, 4, 5], ids), "score": [2.0, 2.0, 1.0, 3.0, 1.0],
+    }
+    args = ["eval", _write_parquet(tmp_path / "q.parquet", qrels), _write_parquet(tmp_path / "r.parquet", run_columns)]
+    for extra in ([], ["-q", "-f", "tsv", "-m", "P@1", "nDCG@2", "AP"]):
+        check_same([*args, *extra], capsys)
+    got = evaluate_express(args[1], args[2:], parse_many(["P@1"]))
+    assert got is not None and got[0].query_ids == ("1", "2") and got[0].rows[0] == (1.0,)  # ("9" first: relevant)

@@ -13,7 +13,8 @@ only what it reads and computes exactly as the general path does:
   query that comes back after others sends the run to the general path, which reads it whole), without
   importing numpy or pyarrow;
 * regular Parquet files (``.parquet``, not gzipped), qrels or runs: their query, document and value
-  columns found by name as the general path finds them, ids as Arrow strings of printable ASCII, scores
+  columns found by name as the general path finds them, ids as Arrow strings of printable ASCII (or
+  integers, compared as their decimal strings as the general path compares them), scores
   as floats or integers, labels as integers, no nulls; runs decoded by pyarrow in batches (the next ones
   in a thread while the compiled pass evaluates this one), each batch's buffers read in place;
 * the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
@@ -289,6 +290,21 @@ _NUMBER_KINDS = {
 _STRING_WIDE = {"string": 0, "large_string": 1}
 
 
+_INTEGER_IDS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _string_ids(batch: object) -> object:
+    """``batch`` with integer id columns as their decimal strings, as the general path compares ids
+    (``ranklens.data._intern.to_string_array``: a cast to string); other batches as they are."""
+    columns = [batch.column(i) for i in range(3)]  # type: ignore[attr-defined]
+    if not any(str(c.type) in _INTEGER_IDS for c in columns[:2]):
+        return batch
+    import pyarrow as pa
+
+    strings = [c.cast(pa.string()) if str(c.type) in _INTEGER_IDS else c for c in columns[:2]]
+    return pa.RecordBatch.from_arrays([*strings, columns[2]], names=batch.schema.names)  # type: ignore[attr-defined]
+
+
 def _segment(batch: object, start: int = 0) -> tuple[object, ...] | None:
     """The compiled pass's segment of rows ``start:`` of a batch of (query id, document id, value) Arrow
     arrays (ids as strings, or as a dictionary of strings with int32 indices), or None when a column has
@@ -389,7 +405,7 @@ def _parquet_qrels(path: str) -> tuple[object, int] | None:
     from ranklens.errors import FormatError
 
     try:
-        batches = [batch for batch, _ in parquet_batches(path, QRELS, batch_rows=1 << 24)]
+        batches = [_string_ids(batch) for batch, _ in parquet_batches(path, QRELS, batch_rows=1 << 24)]
     except FormatError:
         return None  # (the general path says what is wrong)
     segments = tuple(_segment(b) for b in batches)
@@ -418,7 +434,7 @@ def _evaluate_parquet_run(
     try:
         for batch, total in reader:
             read += batch.num_rows  # type: ignore[attr-defined]
-            carry.append((batch, 0))
+            carry.append((_string_ids(batch), 0))
             segments = tuple(_segment(b, first) for b, first in carry)
             if None in segments:
                 return None
