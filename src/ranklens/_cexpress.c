@@ -424,6 +424,35 @@ static int qrels_index(Qrels *qr, Py_ssize_t n_j) {
     return 0;
 }
 
+/* The query of the judgement before (its id, its index among qr->queries): judgements come query by query. */
+typedef struct {
+    Str q;
+    Py_ssize_t qi;
+} LastQuery;
+
+/* Append the judgement (q, d, label) to qr->judgements[*n_j] (grown to *cap_j), its query interned:
+ * 0, or -1 on memory failure. */
+static int add_judgement(Qrels *qr, Py_ssize_t *n_j, Py_ssize_t *cap_j, Str q, Str d, int32_t label, LastQuery *last) {
+    if (!str_eq(q, last->q)) {
+        last->qi = names_find(&qr->queries, q, 1);
+        if (last->qi == -2) return -1;
+        last->q = q;
+    }
+    if (*n_j == *cap_j) {
+        *cap_j *= 2;
+        Judgement *a = (Judgement *)realloc(qr->judgements, (size_t)*cap_j * sizeof(Judgement));
+        if (a == NULL) return -1;
+        qr->judgements = a;
+    }
+    Judgement *jg = qr->judgements + (*n_j)++;
+    jg->doc = d.p;
+    jg->doc_len = (int32_t)d.n;
+    jg->doc_hash = fast_hash(d.p, d.n);
+    jg->label = label;
+    jg->query = (int32_t)last->qi;
+    return 0;
+}
+
 /* The qrels of text, or NULL with *declined set (or an exception: memory) */
 static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
     char *data;
@@ -443,8 +472,8 @@ static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
     }
     Py_INCREF(text_obj);
     qr->text = text_obj;
-    Py_ssize_t n_j = 0, cap_j = end / 16 + 16, pos = 0, last_qi = -1;
-    Str last_q = {NULL, -1};
+    Py_ssize_t n_j = 0, cap_j = end / 16 + 16, pos = 0;
+    LastQuery last = {{NULL, -1}, -1};
     if (names_init(&qr->queries, 1024) < 0) goto nomem;
     qr->judgements = (Judgement *)malloc((size_t)cap_j * sizeof(Judgement));
     if (!qr->judgements) goto nomem;
@@ -456,24 +485,8 @@ static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
         if (fields != 4 || more || u[starts[0]] == '#') goto decline;
         int32_t label;
         if (parse_label(u + starts[3], lens[3], &label) < 0 || label < 0 || lens[2] > INT32_MAX) goto decline;
-        Str q = {u + starts[0], lens[0]};
-        if (!str_eq(q, last_q)) {
-            last_qi = names_find(&qr->queries, q, 1);
-            if (last_qi == -2) goto nomem;
-            last_q = q;
-        }
-        if (n_j == cap_j) {
-            cap_j *= 2;
-            Judgement *a = (Judgement *)realloc(qr->judgements, (size_t)cap_j * sizeof(Judgement));
-            if (a == NULL) goto nomem;
-            qr->judgements = a;
-        }
-        Judgement *jg = qr->judgements + n_j++;
-        jg->doc = u + starts[2];
-        jg->doc_len = (int32_t)lens[2];
-        jg->doc_hash = fast_hash(jg->doc, lens[2]);
-        jg->label = label;
-        jg->query = (int32_t)last_qi;
+        Str q = {u + starts[0], lens[0]}, d = {u + starts[2], lens[2]};
+        if (add_judgement(qr, &n_j, &cap_j, q, d, label, &last) < 0) goto nomem;
     }
     switch (qrels_index(qr, n_j)) {
     case 0: return qr;
@@ -1117,8 +1130,8 @@ static PyObject *parse_qrels_columns(PyObject *self, PyObject *args) {
     if (total == 0 || total > INT32_MAX / 4) goto decline;
     qr->judgements = (Judgement *)malloc((size_t)total * sizeof(Judgement));
     if (qr->judgements == NULL || names_init(&qr->queries, 1024) < 0) goto nomem;
-    Str last_q = {NULL, -1};
-    Py_ssize_t last_qi = -1, n_j = 0;
+    LastQuery last = {{NULL, -1}, -1};
+    Py_ssize_t n_j = 0, cap_j = total;
     for (Py_ssize_t k = 0; k < n_seg; k++) {
         const Segment *seg = segs + k;
         if (seg->n == 0) continue;
@@ -1129,17 +1142,7 @@ static PyObject *parse_qrels_columns(PyObject *self, PyObject *args) {
             if (!(label >= 0.0 && label <= 999999999.0)) goto decline;
             Str q = str_at(&seg->q, i), d = str_at(&seg->d, i);
             if (d.n > INT32_MAX) goto decline;
-            if (!str_eq(q, last_q)) {
-                last_qi = names_find(&qr->queries, q, 1);
-                if (last_qi == -2) goto nomem;
-                last_q = q;
-            }
-            Judgement *jg = qr->judgements + n_j++;
-            jg->doc = d.p;
-            jg->doc_len = (int32_t)d.n;
-            jg->doc_hash = fast_hash(d.p, d.n);
-            jg->label = (int32_t)label;
-            jg->query = (int32_t)last_qi;
+            if (add_judgement(qr, &n_j, &cap_j, q, d, (int32_t)label, &last) < 0) goto nomem;
         }
     }
     switch (qrels_index(qr, n_j)) {

@@ -422,11 +422,12 @@ def _evaluate_parquet_run(
     ``batch_rows`` rows at a time, None: its default; a query's rows carried on to the next batch until
     they are whole), or None as :func:`_evaluate_run`."""
     from ranklens.data.columns import RUN
+    from ranklens.data.names import run_name_of
     from ranklens.data.parquet_batches import DEFAULT_BATCH_ROWS, parquet_batches
     from ranklens.errors import FormatError
 
     out = _Run()
-    out.tag = RUN_FILES.strip_name(os.path.basename(path)) or "run"  # (the general path's run_name_of)
+    out.tag = run_name_of(path)
     size = os.path.getsize(path)
     carry: list[tuple[object, int]] = []  # (batch, first row) of the rows waiting for the rest of their query
     reader = _Prefetch(parquet_batches(path, RUN, batch_rows=batch_rows or DEFAULT_BATCH_ROWS, query_dictionary=True))

@@ -32,12 +32,12 @@ import secrets
 import stat
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, BinaryIO, ParamSpec, TypeVar, Union, cast
 
 import numpy as np
 
 from ranklens.data.formats import RUN_FILES
+from ranklens.data.names import run_name_of
 from ranklens.data.qrels import Qrels, check_label_kind
 from ranklens.data.readers import (
     QRELS,
@@ -611,11 +611,6 @@ def run_columns_of(path: str, format: str | None = None) -> int:
     cut = head.rfind(b"\n")
     layout = trec.run_layout_of(trec.first_content_line(head[: cut if cut >= 0 else len(head)]))
     return 6 if layout is None else len(layout.names)
-
-
-def run_name_of(display: str) -> str:
-    """``runs/bm25.trec.gz`` → ``bm25``: the file name without its compression and format extensions."""
-    return RUN_FILES.strip_name(Path(display).name) or "run"
 
 
 def _write(display: str, compressed: bool, write: Callable[[BinaryIO], None]) -> None:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["file_stem", "unique_names"]
+__all__ = ["file_stem", "run_name_of", "unique_names"]
 
 
 def unique_names(candidates: Sequence[tuple[str, Any]]) -> list[str]:
@@ -41,6 +41,20 @@ def _path_of(source: Any) -> str | os.PathLike[str] | None:
         return source
     where = getattr(source, "source", None)
     return where if isinstance(where, str) and where and not where.startswith("<") else None
+
+
+def run_name_of(display: str) -> str:
+    """The name of a run without a tag of its own: ``runs/bm25.trec.gz`` → ``bm25``, the file name without
+    its compression and format extensions.
+
+    >>> run_name_of("runs/bm25.trec.gz"), run_name_of("dense.parquet")
+    ('bm25', 'dense')
+    """
+    from pathlib import Path
+
+    from ranklens.data.formats import RUN_FILES
+
+    return RUN_FILES.strip_name(Path(display).name) or "run"
 
 
 def file_stem(path: Any) -> str:

@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, string_array, to_numpy
-from ranklens.data.io import mark_role, open_input, run_name_of
+from ranklens.data.io import mark_role, open_input
+from ranklens.data.names import run_name_of
 from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport

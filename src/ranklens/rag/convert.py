@@ -174,7 +174,7 @@ def load_rag(
     >>> data.run.name, data.context
     ('dense', {'q1': (0.5, 1.0)})
     """
-    from ranklens.data.io import run_name_of
+    from ranklens.data.names import run_name_of
 
     display = os.fspath(path)
     samples = read_samples(path, layout=layout, bare_ids=match == "id")

@@ -221,7 +221,6 @@ def _type_name(value: object) -> str:
 
 
 _LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"
-_NAN = "; give every document a number"
 
 
 def _value_problem(value: object, kind: Kind) -> str | None:
@@ -239,7 +238,7 @@ def _value_problem(value: object, kind: Kind) -> str | None:
             except OverflowError:
                 return f"{kind.value} is a {len(str(abs(value)))}-digit integer, too large for a float64"
         elif math.isnan(value):
-            return f"{kind.value} is NaN{_NAN}"
+            return f"{kind.value} is NaN; give every document a number"
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and math.isnan(value):
         return f"expected an integer relevance label, got {json.dumps(value)}"
@@ -343,14 +342,15 @@ def _scan_jsonl(data: bytes, source: str, kind: Kind, mapping: Mapping[str, str]
             if problem:
                 raise FormatError(source, problem, lineno)
             ids.append(str(value))
-        problem = _value_problem(row[names[v]], kind)
-        if problem and problem.endswith(_NAN) and kind.real_values:
+        value = row[names[v]]
+        problem = _value_problem(value, kind)
+        if problem and kind.real_values and isinstance(value, float) and math.isnan(value):
             nan = nan or (lineno, problem)  # (as every reader: the syntax of every line first, NaN after)
         elif problem:
             raise FormatError(source, problem, lineno)
         queries.append(ids[0])
         docs.append(ids[1])
-        values.append(float(row[names[v]]) if kind.real_values else row[names[v]])
+        values.append(float(value) if kind.real_values else value)
         lines.append(lineno)
     if nan is not None:
         raise FormatError(source, nan[1], nan[0])

@@ -365,13 +365,19 @@ def _compiled_run(data: bytes, end: int) -> Columns | None:
     block again, so every value and every error message is the pure path's own.
     """
     nl = data.find(b"\n", 0, end)
-    first = data[: nl if nl >= 0 else end]
-    if not first.isascii() or _STR_ONLY_WS.search(first):
-        return None  # the single-delimiter path takes the tag from str.split() of this line: leave it that reading
+    if not _tokenizer_reads(data[: nl if nl >= 0 else end]):
+        return None
     out = _ctrec.tokenize_run(data, end)
     if isinstance(out, int):
         return None
     return _tokenized_columns(out)
+
+
+def _tokenizer_reads(first: bytes) -> bool:
+    """Whether the compiled tokenizer may read a text whose first line is ``first``: the single-delimiter
+    path takes the tag from ``str.split()`` of that line, so a non-ASCII line or one with whitespace only
+    ``str.split()`` knows is left to that reading."""
+    return first.isascii() and _STR_ONLY_WS.search(first) is None
 
 
 def _tokenized_columns(out: tuple) -> Columns:  # type: ignore[type-arg]
@@ -443,9 +449,8 @@ def _mapped_run(mapped: mmap.mmap, layout: str) -> Columns | None:
     nl = head.find(b"\n", 0, min(end, len(head)))
     if nl < 0 and end > len(head):
         return None
-    first = head[: nl if nl >= 0 else end]
-    if not first.isascii() or _STR_ONLY_WS.search(first):
-        return None  # as _compiled_run
+    if not _tokenizer_reads(head[: nl if nl >= 0 else end]):
+        return None
     view = np.frombuffer(mapped, dtype=np.uint8)
     try:
         out = _ctrec.tokenize_mapped(int(view.__array_interface__["data"][0]), size, end)
