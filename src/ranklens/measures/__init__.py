@@ -35,8 +35,10 @@ Success = get_family("Success")
 Bpref = get_family("Bpref")
 infAP = get_family("infAP")
 ERR = get_family("ERR")
-RBP = get_family("RBP")
-RBPResidual = get_family("RBPResidual")
+RBP = get_family("RBP")  # trec_eval's rbp (TrecRBP); Moffat & Zobel's is MZRBP
+RBPResidual = get_family("RBPResidual")  # trec_eval's rbp_resid (TrecRBPResidual)
+MZRBP = get_family("MZRBP")
+MZRBPResidual = get_family("MZRBPResidual")
 Judged = get_family("Judged")
 NumQ = get_family("NumQ")
 NumRet = get_family("NumRet")
@@ -51,6 +53,8 @@ __all__ = [
     "Bpref",
     "Family",
     "Judged",
+    "MZRBP",
+    "MZRBPResidual",
     "Measure",
     "NumQ",
     "NumRel",

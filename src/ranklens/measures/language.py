@@ -59,8 +59,9 @@ def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: float | None 
     trec_eval prints (``ndcg_cut_10``), ranx names (``hit_rate@10``, ``ndcg_burges@10``, ``hits@10``) and
     cutoff lists (``nDCG@5,10``, ``P@[5,10]``).
 
-    A name is read as a ranklens measure first (case-insensitively: ``rbp`` is ``RBP``, ``recall`` is
-    ``R``); only what is not one is read as a trec_eval name (``P`` alone is trec_eval's P.5 … P.1000).
+    A name is read as a ranklens measure first (case-insensitively: ``mrr`` is ``RR``, ``recall@10`` is
+    ``R@10``), except that a bare trec_eval name is trec_eval's measures (``P`` and ``recall`` alone are
+    trec_eval's P.5 … P.1000 and recall.5 … recall.1000; ``rbp`` and ``RBP`` are trec_eval's RBP, TrecRBP).
     ``rel_level`` sets ``rel`` for every measure that has the parameter and does not set it (trec_eval ``-l``).
     Duplicates are removed, first occurrence kept.
 
@@ -99,9 +100,11 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     if tail is not None:
         return [_language(f"{head}@{k}", text) for k in tail], None
     try:
-        return [_language(src, text)], None
+        found = [_language(src, text)]
     except MeasureError as err:
         language_error = err
+    else:
+        return _as_trec_eval_reads(src, found), None
     name, dot, params = src.partition(".")
     shadow = trec_names.shadowed(name)
     if shadow is not None and dot:
@@ -118,6 +121,17 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     if dotted is not None:
         return [m for _, m in trec_names.parse_trec(dotted)], None
     raise language_error
+
+
+def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
+    """A bare trec_eval name (no parameters, no cutoff) means trec_eval's measures: ``recall`` is recall.5 …
+    recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
+    from ranklens.measures import trec_names
+
+    if not _NAME.fullmatch(src) or src.lower() not in trec_names.TREC_MEASURES:
+        return found
+    theirs = [m for _, m in trec_names.parse_trec(src)]
+    return theirs or found
 
 
 def _known_family(match: re.Match[str] | None) -> bool:

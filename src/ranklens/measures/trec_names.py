@@ -240,7 +240,7 @@ def _split(text: str) -> tuple[str, str | None]:
 
 def lookup(name: str) -> TrecName | None:
     """The trec_eval name ``name`` (case-insensitive), unless it is a ranklens family name in other case:
-    ``rbp`` is trec_eval's RBP, ``RBP`` the RBP family."""
+    ``RBP`` is read by the measure language (the TrecRBP family, which it aliases)."""
     spec = TREC_MEASURES.get(name.lower())
     if spec is None or spec.name == name:
         return spec
@@ -253,7 +253,7 @@ def lookup(name: str) -> TrecName | None:
 
 def language_lookup(name: str) -> TrecName | None:
     """The trec_eval name ``name`` in the measure language (any letter case), except where the name is a
-    ranklens family that trec_eval defines differently (:func:`shadowed`: ``rbp``)."""
+    ranklens family that trec_eval defines differently (:func:`shadowed`)."""
     if shadowed(name) is not None:
         return None
     return TREC_MEASURES.get(name.lower())
@@ -261,11 +261,12 @@ def language_lookup(name: str) -> TrecName | None:
 
 def shadowed(name: str) -> tuple[str, str] | None:
     """``(ranklens family, trec_eval's family)`` when ``name`` is both a ranklens family name and a
-    trec_eval name of a different measure: ``rbp`` is RBP (Moffat & Zobel) in ranklens, TrecRBP in
-    trec_eval. The measure language reads the ranklens family; ``ranklens trec-eval`` trec_eval's.
+    trec_eval name of a different measure. No built-in family is (``rbp`` and ``RBP`` are trec_eval's RBP,
+    TrecRBP; Moffat & Zobel's is MZRBP: ``tests/measures/test_trec_spellings.py``); a plugin's could be,
+    and then the measure language refuses trec_eval parameters on it rather than guess.
 
     >>> shadowed("rbp"), shadowed("map")
-    (('RBP', 'TrecRBP'), None)
+    (None, None)
     """
     spec = TREC_MEASURES.get(name.lower())
     if spec is None:
