@@ -310,13 +310,21 @@ class _SideTables:
     exclude-seen protocol, the empty-user policy and the default aggregate."""
 
     def __init__(self, p: EvalPolicy, measures: tuple[Measure, ...]) -> None:
-        from ranklens.measures.recsys import AGGREGATES
+        from ranklens.measures.base import AGGREGATES
 
         self.empty = p.empty
         self.exclude_seen = p.exclude_seen
         if p.aggregate is not None:
             if p.aggregate not in AGGREGATES:
                 raise InputError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {p.aggregate!r}")
+            fixed = [m for m in measures if not m.family.is_system(m) and all(q.name != "agg" for q in m.family.params)]
+            if fixed and p.aggregate != "mean":
+                how = ", ".join(f"{m} ({'a sum' if m.family.aggregate == 'sum' else 'a geometric mean' if m.family.aggregate == 'gmean' else m.family.aggregate})" for m in fixed)
+                raise InputError(
+                    f"aggregate {p.aggregate!r} combines the per-query values of measures averaged over queries; "
+                    f"{how} {'is' if len(fixed) == 1 else 'are'} combined by definition: evaluate "
+                    f"{'it' if len(fixed) == 1 else 'them'} apart, without it"
+                )
             measures = tuple(m.with_defaults(agg=p.aggregate) for m in measures)
         self.measures = measures
         self.train = self.catalog = None

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ranklens.errors import MeasureError
 
-__all__ = ["Family", "Measure", "Param"]
+__all__ = ["AGG", "AGGREGATES", "Family", "Measure", "Param"]
 
 GainMap = tuple[tuple[int, float], ...]
 
@@ -121,6 +121,19 @@ def _coerce_gain(value: Any, where: str) -> str | GainMap:
     return out
 
 
+#: the aggregates ``agg=`` accepts: the mean, the median, quantiles pNN, the extremes
+AGGREGATES = ("mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max")
+AGG = Param(
+    "agg",
+    "choice",
+    "mean",
+    "how the per-query (per-user) values combine into the run's value: mean (default), median, pNN (the "
+    "NN-th percentile, linear interpolation: numpy's default), min or max; NA queries are left out. Every "
+    "measure averaged over queries has it; sums, geometric means and system-level measures do not",
+    choices=AGGREGATES,
+)
+
+
 #: what each entry of :attr:`Family.needs` stands for, in messages
 _INPUTS = {
     "intents": "intent-level qrels (qid intent docid rel)",
@@ -159,6 +172,12 @@ class Family:
     """a system-level measure (one value per run, no value per query: Coverage, Gini …): returns True for
     the measures of this family that are (``AUC(pooled=true)``); None = always per query. See
     :meth:`is_system`."""
+
+    def __post_init__(self) -> None:
+        # every measure averaged over queries may be combined otherwise (agg=median …); a sum (NumRet), a
+        # geometric mean (GMAP) or a system-level value (Coverage) is defined by how it combines
+        if self.aggregate in ("mean", "nanmean") and self.system is None and all(p.name != "agg" for p in self.params):
+            object.__setattr__(self, "params", (*self.params, AGG))
 
     def rows_read(self, m: Measure) -> int | None:
         """The deepest rank ``m`` (a measure of this family) reads, or None when it reads the whole ranking.
