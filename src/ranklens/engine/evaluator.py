@@ -185,13 +185,41 @@ class Evaluator:
                 if m.family.is_system(m):
                     system[j] = float(value)
                     value = np.full(lists.num_queries, np.nan)
-                columns[j] = absent_scored_zero(value, m, report.absent)
+                columns[j] = value
+            self._score_absent(lists, report, [j for j in idx if not self.measures[j].family.is_system(self.measures[j])], columns)
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         if has_relevant is not None:
             query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
         return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system)
+
+    def _score_absent(
+        self, lists: RankedLists, report: AlignReport, idx: list[int], columns: list[np.ndarray | None]
+    ) -> None:
+        """``missing="zero"``: the qrels queries the run lacks take the values trec_eval ``-c`` gives them,
+        ranked against its placeholder document (:mod:`ranklens.engine.placeholder`); measures that are NA
+        by definition (their mean skips NaN) and the recommender measures (which would read the placeholder
+        as a recommended item) keep their value on the empty ranking, scored 0 where it is NaN."""
+        absent = report.absent
+        if absent is None or not absent.any():
+            return
+        from ranklens.engine.placeholder import placeholder_values
+
+        rows = np.flatnonzero(absent)
+        ids = lists.query_ids.take(rows).to_pylist()
+        as_trec = [j for j in idx if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS]
+        values = placeholder_values(
+            self.qrels, ids, [self.measures[j] for j in as_trec], negative=self.negative,
+            judged_only=self.judged_only, max_docs=self.max_docs,
+        )
+        for k, j in enumerate(as_trec):
+            column = np.array(columns[j], dtype=np.float64, copy=True)
+            column[rows] = values[:, k]
+            columns[j] = column
+        for j in idx:
+            if j not in as_trec:
+                columns[j] = absent_scored_zero(columns[j], self.measures[j], absent)  # type: ignore[arg-type]
 
     @property
     def streamable(self) -> bool:
