@@ -32,10 +32,10 @@ def _collection(tmp: Path) -> tuple[Path, Path, Path]:
     judged 0 only), a query judged 0 only (q3), a run-only query (q9)."""
     rnd = random.Random(22)
     qrels: dict[str, dict[str, int]] = {"q1": {}, "q2": {}, "q3": {}, "q4": {}, "q5": {}, "q6": {}}
-    for q in qrels:
+    for q, judged in qrels.items():
         for d in range(12):
             if rnd.random() < 0.6:
-                qrels[q][f"d{d}"] = 0 if q in ("q3", "q6") else rnd.choice([-1, 0, 0, 1, 2, 3])
+                judged[f"d{d}"] = 0 if q in ("q3", "q6") else rnd.choice([-1, 0, 0, 1, 2, 3])
     run = {q: {f"d{d}": float(rnd.choice([1, 2, 3, 4])) for d in rnd.sample(range(15), 9)} for q in ("q1", "q2", "q3", "q5", "q9")}
     lines = [f"{q} 0 {d} {lab}" for q, docs in qrels.items() for d, lab in docs.items()]
     (tmp / "full.qrels").write_text("\n".join(lines) + "\n")
