@@ -14,6 +14,7 @@ from ranklens.engine.alignment import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
+from ranklens.engine.pool import POOL_IDEAL_FAMILIES, SelfPool, self_pool_depths, self_pool_note
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
@@ -168,9 +169,12 @@ class Evaluator:
         system: dict[int, float] = {}
         has_relevant: np.ndarray | None = None
         self.last_report: AlignReport | None = None
+        self.last_pool: SelfPool | None = None
         for order, idx in by_order.items():
             lists, report = self._align(r, order)
             self.last_report = report
+            if self.last_pool is None and any(self.measures[j].name in POOL_IDEAL_FAMILIES for j in idx):
+                self.last_pool = self_pool_depths(lists)
             for msg in report.messages():
                 if msg not in notes:
                     notes.append(msg)
@@ -189,6 +193,9 @@ class Evaluator:
             self._score_absent(lists, report, [j for j in idx if not self.measures[j].family.is_system(self.measures[j])], columns)
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
+        pool_note = self_pool_note(self.measures, self.last_pool) if self.last_pool is not None else None
+        if pool_note is not None:
+            notes.append(pool_note)
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         if has_relevant is not None:
             query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)

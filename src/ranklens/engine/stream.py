@@ -28,6 +28,7 @@ from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
+from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
 from ranklens.results.core import Results, assemble
 
@@ -173,6 +174,7 @@ def evaluate_stream(
     query_ids: list[str] = []
     values: list[np.ndarray] = []
     totals = dict(run_only_queries=0, run_only_rows=0, truncated_rows=0, removed_unjudged_rows=0)
+    pool = SelfPool()  # the queries judged on the run's own top d (engine/pool.py)
     pending: _Block | None = None
     run_name = name
     rows_read = 0
@@ -184,7 +186,10 @@ def evaluate_stream(
             block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line,
             doc_hash=block.doc_hash,
         )
+        nonlocal pool
         res = block_ev.results(run, allow_empty=True)
+        if block_ev.last_pool is not None:
+            pool = pool + block_ev.last_pool
         report = block_ev.last_report
         if report is not None:
             for key in totals:
@@ -218,7 +223,8 @@ def evaluate_stream(
         raise QuerySetError(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {path} (e.g. {missing[:3]}); use query set 'intersect' or 'qrels'")
     if evaluator.query_set == "qrels" and missing:
         zero_ev = Evaluator(
-            evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level
+            evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level,
+            judged_only=evaluator.judged_only, max_docs=evaluator.max_docs,
         )
         empty = zero_ev(Run.from_arrays(string_array([]), string_array([]), np.empty(0)), warn=False)
         keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
@@ -240,7 +246,13 @@ def evaluate_stream(
         removed_unjudged_rows=totals["removed_unjudged_rows"],
     )
     options = {**evaluator.options(), "streamed": True}
-    notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
+    if missing and evaluator.query_set == "qrels":
+        pool = SelfPool(pool.queries + len(missing), pool.depths)
+    pool_note = self_pool_note(evaluator.measures, pool)
+    notes = (
+        ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
+        + ((pool_note,) if pool_note else ())
+    )
     return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
 
 
