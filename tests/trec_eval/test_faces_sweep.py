@@ -71,7 +71,7 @@ def _columns(names: tuple[str, ...], level: int) -> dict[str, tuple[str, bool]]:
     return out
 
 
-def _api(qrels: Path, run: Path, names: tuple[str, ...], missing: str, level: int) -> ranklens.Results:
+def _api(qrels: Path, run: Path, names: tuple[str, ...], missing: str, level: int | None) -> ranklens.Results:
     """The Python API (its notes kept in the results, not warned)."""
     return ranklens.Evaluator(list(names), str(qrels), missing=missing, rel_level=level)(str(run), warn=False)
 
@@ -82,15 +82,15 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Pa
 
 
 @pytest.mark.parametrize("missing", ["skip", "zero"])
-@pytest.mark.parametrize("level", [0, 1, 2])
-def test_api_eval_and_trec_eval_agree(collection: tuple[Path, Path, Path], missing: str, level: int) -> None:
+@pytest.mark.parametrize("level", [None, 0, 1, 2])  # None: no -l / --rel-level (eval's compiled path)
+def test_api_eval_and_trec_eval_agree(collection: tuple[Path, Path, Path], missing: str, level: int | None) -> None:
     full, present, run = collection
-    args = ["-q", "-l", str(level)] + (["-c"] if missing == "zero" else [])
+    args = ["-q", *(["-l", str(level)] if level is not None else []), *(["-c"] if missing == "zero" else [])]
     m_args = [x for name in NAMES for x in ("-m", name)]
     te = CliRunner().invoke(cli, ["trec-eval", *args, *m_args, str(full if missing == "zero" else present), str(run)])
     assert te.exit_code == 0, te.output
     theirs = _printed(te.stdout)
-    columns = _columns(NAMES, level)
+    columns = _columns(NAMES, 1 if level is None else level)
 
     res = _api(full, run, NAMES, missing, level)
     api: dict[tuple[str, str], str] = {}
@@ -106,16 +106,30 @@ def test_api_eval_and_trec_eval_agree(collection: tuple[Path, Path, Path], missi
     assert set(theirs) == set(api), sorted(set(theirs) ^ set(api))[:10]
 
     out = CliRunner().invoke(
-        cli, ["eval", str(full), str(run), "-m", *NAMES, "--missing", missing, "--rel-level", str(level), "-q", "-f", "tsv"]
+        cli, ["eval", str(full), str(run), "-m", *NAMES, *(["--missing", missing] if missing == "zero" else []),
+              *(["--rel-level", str(level)] if level is not None else []), "-q", "-f", "tsv"]
     )
     assert out.exit_code == 0, out.output
-    cli_values: dict[tuple[str, str], str] = {}
-    for line in out.stdout.splitlines():
+    assert _cli_values(out.stdout, columns, api) == api
+    # the measures of eval's compiled path alone (it takes them with the default policy)
+    express = ("map", "ndcg_cut", "P", "recip_rank", "recall", "ndcg")
+    out = CliRunner().invoke(
+        cli, ["eval", str(full), str(run), "-m", *express, *(["--missing", missing] if missing == "zero" else []),
+              *(["--rel-level", str(level)] if level is not None else []), "-q", "-f", "tsv"]
+    )
+    assert out.exit_code == 0, out.output
+    got = _cli_values(out.stdout, columns, api)
+    assert len(got) > 100 and got == {k: api[k] for k in got}
+
+
+def _cli_values(text: str, columns: dict[str, tuple[str, bool]], api: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    out = {}
+    for line in text.splitlines():
         name, q, value = line.split("\t")
         printed, count = columns[name]
         if (printed, q) in api:
-            cli_values[(printed, q)] = _as_printed(float(value), count)
-    assert cli_values == api
+            out[(printed, q)] = _as_printed(float(value), count)
+    return out
 
 
 GOLDEN_CASES = ["case1.all_q", "case1.level2", "case2.all_qc", "case3.all_qc"]
