@@ -111,15 +111,29 @@ def test_api_eval_and_trec_eval_agree(collection: tuple[Path, Path, Path], missi
     )
     assert out.exit_code == 0, out.output
     assert _cli_values(out.stdout, columns, api) == api
-    # the measures of eval's compiled path alone (it takes them with the default policy)
-    express = ("map", "ndcg_cut", "P", "recip_rank", "recall", "ndcg")
-    out = CliRunner().invoke(
-        cli, ["eval", str(full), str(run), "-m", *express, *(["--missing", missing] if missing == "zero" else []),
-              *(["--rel-level", str(level)] if level is not None else []), "-q", "-f", "tsv"]
-    )
+
+
+def test_compiled_path_agrees(tmp_path: Path) -> None:
+    """eval's compiled path (default policy, its measures, no negative label) against trec-eval and the API."""
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.evaluation import _express
+
+    full, present, run = _collection(tmp_path)
+    for f in (full, present):
+        f.write_text(f.read_text().replace(" -1\n", " 0\n"))
+    names = ("map", "ndcg_cut.5,10", "P.5,10", "recip_rank", "recall.5,100", "ndcg")
+    assert _express(str(full), [(None, str(run))], list(names), EvalPolicy(), None) is not None
+    te = CliRunner().invoke(cli, ["trec-eval", "-q", *(x for n in names for x in ("-m", n)), str(present), str(run)])
+    theirs = _printed(te.stdout)
+    columns = _columns(names, 1)
+    out = CliRunner().invoke(cli, ["eval", str(full), str(run), "-m", *names, "-q", "-f", "tsv"])
     assert out.exit_code == 0, out.output
-    got = _cli_values(out.stdout, columns, api)
-    assert len(got) > 100 and got == {k: api[k] for k in got}
+    got = _cli_values(out.stdout, columns, theirs)
+    assert len(got) > 40 and got == {k: theirs[k] for k in got}
+    res = _api(full, run, names, "skip", None)
+    for j, m in enumerate(res.measures):
+        printed, count = columns[str(m)]
+        assert _as_printed(res.aggregates[j], count) == got[(printed, "all")]
 
 
 def _cli_values(text: str, columns: dict[str, tuple[str, bool]], api: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
