@@ -168,3 +168,20 @@ def test_api_equals_golden_trec_eval(case: str) -> None:
                 assert _as_printed(v, count) == theirs[(printed, q)].replace("  ", ""), (printed, q)
                 compared += 1
     assert compared > 500
+
+
+def test_judged_only_with_c(collection: tuple[Path, Path, Path]) -> None:
+    """-J drops trec_eval's placeholder (judged by no one): the query is evaluated on an empty ranking."""
+    full, _, run = collection
+    te = CliRunner().invoke(cli, ["trec-eval", "-q", "-c", "-J", *(x for n in NAMES for x in ("-m", n)), str(full), str(run)])
+    assert te.exit_code == 0, te.output
+    theirs = _printed(te.stdout)
+    columns = _columns(NAMES, 1)
+    res = ranklens.Evaluator(list(NAMES), str(full), missing="zero", judged_only=True)(str(run), warn=False)
+    api = {}
+    for j, m in enumerate(res.measures):
+        printed, count = columns[str(m)]
+        for q, v in [("all", res.aggregates[j]), *zip(res.query_ids, res.values[:, j].tolist())]:
+            if (printed, q) in theirs:
+                api[(printed, q)] = _as_printed(v, count)
+    assert len(api) > 300 and api == {k: theirs[k] for k in api}

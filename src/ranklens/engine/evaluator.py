@@ -216,13 +216,13 @@ class Evaluator:
         rows = np.flatnonzero(absent)
         ids = lists.query_ids.take(rows).to_pylist()
         as_trec = [j for j in idx if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS]
-        values = placeholder_values(
+        values, done = placeholder_values(
             self.qrels, ids, [self.measures[j] for j in as_trec], negative=self.negative,
             judged_only=self.judged_only, max_docs=self.max_docs,
         )
-        for k, j in enumerate(as_trec):
+        for k, j in enumerate(as_trec):  # (rows not done: -J dropped the placeholder, an empty ranking)
             column = np.array(columns[j], dtype=np.float64, copy=True)
-            column[rows] = values[:, k]
+            column[rows[done]] = values[done, k]
             columns[j] = column
         for j in idx:
             if j not in as_trec:

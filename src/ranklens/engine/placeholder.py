@@ -59,26 +59,28 @@ def placeholder_values(
     negative: Negative = "trec",
     judged_only: bool = False,
     max_docs: int | None = None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """The values of ``measures`` (columns) for ``query_ids`` (rows, qrels queries), each ranked against the
-    placeholder document alone, with the :data:`CLEARED` families 0. With ``judged_only`` the placeholder
-    (judged by no one) is dropped, as trec_eval ``-J`` drops it: an empty ranking.
+    placeholder document alone, with the :data:`CLEARED` families 0; and the mask of the rows computed.
+    With ``judged_only`` the placeholder (judged by no one) is dropped, as trec_eval ``-J`` drops it: those
+    rows are not computed here (the query's value is the one on an empty ranking).
 
     >>> from ranklens.measures import parse_many
     >>> q = Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": 0}})
-    >>> placeholder_values(q, ["q1", "q2"], parse_many(["P@5", "NumRet", "Rndcg(rel=0)"])).tolist()
-    [[0.0, 0.0, 0.0], [0.0, 0.0, nan]]
+    >>> values, done = placeholder_values(q, ["q1", "q2"], parse_many(["P@5", "NumRet", "Rndcg(rel=0)"]))
+    >>> values.tolist(), done.tolist()
+    ([[0.0, 0.0, 0.0], [0.0, 0.0, nan]], [True, True])
     """
     out = np.zeros((len(query_ids), len(measures)))
     if not query_ids or not measures:
-        return out
+        return out, np.ones(len(query_ids), dtype=bool)
     run = with_placeholders(Run.from_arrays(string_array([]), string_array([]), np.empty(0)), query_ids)
-    # every qrels query (an empty ranking where -J dropped the placeholder), then the rows asked for
-    lists, _ = align(qrels, run, query_set="qrels", negative=negative, judged_only=judged_only,
+    lists, _ = align(qrels, run, query_set="intersect", negative=negative, judged_only=judged_only,
                      max_docs=max_docs, map_negative_labels=True)
     row = {q: i for i, q in enumerate(lists.query_ids.to_pylist())}
-    where = np.array([row[q] for q in query_ids], dtype=np.int64)
+    done = np.array([q in row for q in query_ids], dtype=bool)
+    where = np.array([row[q] for q, ok in zip(query_ids, done.tolist()) if ok], dtype=np.int64)
     for j, m in enumerate(measures):
         if m.name not in CLEARED:
-            out[:, j] = np.asarray(kernel_for(m)(lists, m), dtype=np.float64)[where]
-    return out
+            out[done, j] = np.asarray(kernel_for(m)(lists, m), dtype=np.float64)[where]
+    return out, done
