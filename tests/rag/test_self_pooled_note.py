@@ -62,3 +62,12 @@ def test_no_note_for_measures_without_a_pool_ideal(tmp_path: Path) -> None:
     qrels, run = _files(tmp_path, beyond=False)
     res = ranklens.Evaluator(["P@5", "Harm@10"], qrels)(run, warn=False)
     assert not any("run itself" in n for n in res.notes)
+
+
+def test_no_note_for_gold_labels_the_run_ranked_first(tmp_path: Path) -> None:
+    """Gold passages only (no judged non-relevant document), retrieved at the top: a perfect run, not a pool
+    of the run."""
+    (tmp_path / "q.qrels").write_text("q1 0 a 3\nq1 0 b 2\nq2 0 c 3\n")
+    (tmp_path / "r.run").write_text("q1 Q0 a 1 3 s\nq1 Q0 b 2 2 s\nq1 Q0 x 3 1 s\nq2 Q0 c 1 2 s\nq2 Q0 y 2 1 s\n")
+    res = ranklens.Evaluator(MEASURES, str(tmp_path / "q.qrels"))(str(tmp_path / "r.run"), warn=False)
+    assert not any("run itself" in n for n in res.notes)

@@ -36,8 +36,9 @@ class SelfPool:
 
 def self_pool_depths(lists: RankedLists) -> SelfPool:
     """The queries of ``lists`` whose judged documents (every qrels row, negative labels included) are
-    exactly the run's top d, d being their number. Lists cut above d (an evaluator whose measures read
-    fewer rows) never qualify: no note rather than a wrong one.
+    exactly the run's top d, d ≥ 2 being their number, one of them judged non-relevant (label ≤ 0): what
+    a judge who labelled the run's top d gives, and gold labels alone never do. Lists cut above d (an
+    evaluator whose measures read fewer rows) never qualify: no note rather than a wrong one.
 
     >>> from ranklens import Evaluator
     >>> lists, _ = Evaluator("AP", {"q": {"a": 1, "b": 0}, "r": {"c": 1}}).align(
@@ -49,7 +50,10 @@ def self_pool_depths(lists: RankedLists) -> SelfPool:
     judged = lists.labels != NONPOOL
     inside = judged & (lists.rank0 < pool[lists.row_query])
     count = lists.per_query_count(inside)
-    hit = (pool > 0) & (count == pool)
+    # a judged non-relevant document (label ≤ 0) tells a judged top-d pool from gold labels that the run
+    # simply ranked first (one gold passage at rank 1 is a perfect answer, not a pool of the run)
+    nonrelevant = lists.per_query_count(lists.ideal_labels <= 0, ideal=True)
+    hit = (pool > 1) & (count == pool) & (nonrelevant > 0)
     return SelfPool(lists.num_queries, tuple(int(d) for d in pool[hit]))
 
 
