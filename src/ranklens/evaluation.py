@@ -349,7 +349,7 @@ def evaluate_systems(
     if len(saved) + len(on_spark) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(evaluated, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
-    asked = [m.validate() for m in parse_many(wanted, rel_level=policy.rel_level)]
+    asked = policy.with_aggregate(m.validate() for m in parse_many(wanted, rel_level=policy.rel_level))
     systems: list[Any] = []
     tags: list[str] = []
     sources: list[tuple[str | None, str]] = []

@@ -67,3 +67,18 @@ def test_measures_combined_otherwise_are_refused(measure: str) -> None:
     assert "Traceback" not in out.output
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and measure in lines[0] and "median" in lines[0], out.stderr
+
+
+def test_gate_checks_the_median() -> None:
+    per_query = _independent_per_query()
+    median = float(np.median([v["ndcg_cut_10"] for v in per_query.values()]))
+    for bound, code in ((median - 1e-9, 0), (median + 1e-9, 1)):
+        out = CliRunner().invoke(cli, ["gate", str(QRELS), str(RUN), "--min", f"nDCG@10={bound!r}", "--aggregate", "median"])
+        assert out.exit_code == code, out.output
+        assert f"{median:.4f}" in out.stdout
+
+
+def test_compare_takes_the_option() -> None:
+    dense = EXAMPLES / "toy_dense.run"
+    out = CliRunner().invoke(cli, ["compare", str(QRELS), str(RUN), str(dense), "-m", "nDCG@10", "--aggregate", "median", "-f", "json"])
+    assert out.exit_code == 0, out.output

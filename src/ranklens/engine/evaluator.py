@@ -360,7 +360,7 @@ class _SideTables:
                     f"{how} {'is' if len(fixed) == 1 else 'are'} combined by definition: evaluate "
                     f"{'it' if len(fixed) == 1 else 'them'} apart, without it"
                 )
-            measures = tuple(m.with_defaults(agg=p.aggregate) for m in measures)
+            measures = tuple(p.with_aggregate(measures))
         self.measures = measures
         self.train = self.catalog = None
         self.notes: list[str] = []
