@@ -17,6 +17,7 @@ from ranklens.explain import explain
 IDEALS = ("ideal=global", "ideal=local", "ideal=recall,depth=6", "ideal=max,max_rel=3")
 TIES = ("ties=trec", "ties=average", "ties=input")
 FAMILIES = ("nDCG", "nDCG(norm=minmax)")
+GAINS = ("", "gain=exp,", "gain={-1:-2,0:0,1:1,2:3,3:7},", "discount=jk,base=2,")
 
 
 def test_local_ideal_with_a_tie_group_straddling_the_cutoff(tmp_path) -> None:
@@ -44,7 +45,7 @@ def test_local_ideal_with_a_tie_group_straddling_the_cutoff(tmp_path) -> None:
     assert e.idcg == pytest.approx(idcg, abs=1e-12)
 
 
-_labels = st.integers(min_value=-1, max_value=3)  # -1: not judged
+_labels = st.integers(min_value=-2, max_value=3)  # -2: not judged; -1: a negative (harmful) label
 _scores = st.sampled_from([1.0, 2.0, 3.0])  # few distinct scores: ties everywhere
 
 
@@ -54,25 +55,26 @@ def _query(draw: st.DrawFn) -> tuple[dict[str, int], dict[str, float]]:
     labels = draw(st.lists(_labels, min_size=n, max_size=n))
     scores = draw(st.lists(_scores, min_size=n, max_size=n))
     extra = draw(st.lists(st.integers(min_value=0, max_value=3), max_size=3))  # judged, never retrieved
-    qrels = {f"d{i}": lab for i, lab in enumerate(labels) if lab >= 0}
+    qrels = {f"d{i}": lab for i, lab in enumerate(labels) if lab >= -1}
     qrels.update({f"x{i}": lab for i, lab in enumerate(extra)})
     if not qrels:
         qrels = {"x": 1}
     return qrels, {f"d{i}": s for i, s in enumerate(scores)}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=_query(),
     family=st.sampled_from(FAMILIES),
     ideal=st.sampled_from(IDEALS),
     ties=st.sampled_from(TIES),
+    gain=st.sampled_from(GAINS),
     k=st.integers(min_value=1, max_value=5),
 )
-def test_explain_equals_kernel(case, family: str, ideal: str, ties: str, k: int) -> None:
+def test_explain_equals_kernel(case, family: str, ideal: str, ties: str, gain: str, k: int) -> None:  # type: ignore[no-untyped-def]
     qrels_q, run_q = case
     qrels, run = {"q": qrels_q}, {"q": run_q}
-    params = f"{ideal},{ties}"
+    params = f"{gain}{ideal},{ties}"
     if family.endswith(")"):
         measure = f"{family[:-1]},{params})@{k}"
     else:
