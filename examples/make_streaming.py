@@ -19,7 +19,6 @@ device), control_pre.json / treatment_pre.json (per-user nDCG@4 of the pre-perio
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -27,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import ranklens  # noqa: E402
-from ranklens.online.interleave import team_draft  # noqa: E402
+import ranklens
+from ranklens.online.interleave import team_draft
 
 rng = np.random.default_rng(20250)
 out = Path(__file__).parent / "streaming"

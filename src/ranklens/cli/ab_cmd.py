@@ -85,7 +85,7 @@ def command(
       ranklens ab c.qrels c.run t.qrels t.run -m nDCG@4 --assignment assignment.tsv --pre c_pre.json t_pre.json
       ranklens ab c.qrels c.run t.qrels t.run -m nDCG@4 P@1 --sequential -f json
     """
-    from ranklens.online.ab import ab
+    from ranklens.online.experiment import ab
     from ranklens.online.report import render_ab
 
     result = ab(

@@ -1,4 +1,4 @@
-"""Reports of an :class:`~ranklens.online.ab.ABResult`: terminal text, Markdown and JSON. A sample-ratio
+"""Reports of an :class:`~ranklens.online.experiment.ABResult`: terminal text, Markdown and JSON. A sample-ratio
 mismatch is the first line of every one of them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ranklens.errors import InputError
-from ranklens.online.ab import ABResult
+from ranklens.online.experiment import ABResult
 from ranklens.report._format import num, pct, pval, signed
 
 __all__ = ["AB_FORMATS", "render_ab"]
@@ -21,8 +21,10 @@ def render_ab(result: ABResult, fmt: str = "table") -> str:
 
     >>> qc = {"u1": {"a": 1}, "u2": {"a": 1}, "u3": {"b": 1}}
     >>> rc = {"u1": {"a": 2.0, "b": 1.0}, "u2": {"b": 2.0, "a": 1.0}, "u3": {"a": 2.0, "b": 1.0}}
+    >>> qt = {"u4": {"a": 1}, "u5": {"b": 1}, "u6": {"a": 1}}
+    >>> rt = {"u4": {"a": 2.0, "b": 1.0}, "u5": {"b": 2.0, "a": 1.0}, "u6": {"b": 2.0, "a": 1.0}}
     >>> from ranklens.online import ab
-    >>> r = ab(qc, rc, qc, rc, ["P@1"], samples=100, names=("c", "t"), allow_overlap="keep")
+    >>> r = ab(qc, rc, qt, rt, ["P@1"], samples=100, names=("c", "t"))
     >>> render_ab(r, "markdown").splitlines()[0]
     '# A/B test: t vs c'
     """

@@ -76,7 +76,7 @@ def sample_size(
         raise InputError(f"the difference and the sd must be positive numbers; got delta={delta!r}, sd={sd!r}")
     d = delta / sd
     exact = _solve(lambda n: t_power(d, n, alpha=alpha, design=design) - power, 2.0 + 1e-9, 16.0)
-    return int(math.ceil(exact - 1e-9)), exact
+    return math.ceil(exact - 1e-9), exact
 
 
 def minimum_detectable_effect(

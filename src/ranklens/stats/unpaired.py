@@ -9,7 +9,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.errors import InputError
-from ranklens.stats._common import Seed, check_level, check_samples, rng, rows_per_batch, scipy_special, scipy_stats
+from ranklens.stats._common import (
+    Seed,
+    check_level,
+    check_samples,
+    rng,
+    rows_per_batch,
+    scipy_special,
+    scipy_stats,
+)
 from ranklens.stats.types import Interval, TestResult
 
 __all__ = [
@@ -145,7 +153,7 @@ def _exact_u_p(u: float, na: int, nb: int) -> float:
         for r in range(i):  # ÷ (1 − q^i): a running sum with stride i
             poly[r::i] = np.cumsum(poly[r::i])
     total = math.comb(na + nb, m)
-    k = int(round(u))
+    k = round(u)
     low, high = int(poly[: k + 1].sum()), int(poly[k:].sum())
     return min(1.0, 2.0 * min(low, high) / total)
 

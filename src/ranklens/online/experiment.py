@@ -24,7 +24,13 @@ from ranklens.online.arms import Arm, load_arm, pre_values
 from ranklens.stats.cuped import cuped
 from ranklens.stats.sequential import DEFAULT_TAU_SD, PVALUE_KIND, msprt_path
 from ranklens.stats.srm import srm_test
-from ranklens.stats.unpaired import bootstrap_unpaired, mann_whitney_test, relative_lift, welch_interval, welch_test
+from ranklens.stats.unpaired import (
+    bootstrap_unpaired,
+    mann_whitney_test,
+    relative_lift,
+    welch_interval,
+    welch_test,
+)
 
 __all__ = ["ABResult", "ab"]
 

@@ -1,0 +1,136 @@
+"""``ranklens ab`` and :func:`ranklens.online.ab`: the JSON contract, the engine's per-user values, the
+sample-ratio warning first in every output, bad input in one line with exit status 2 (issue 25)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from click.testing import CliRunner
+
+import ranklens
+from ranklens.cli.main import cli
+from ranklens.errors import InputError, RanklensWarning
+from ranklens.online import ab
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "streaming"
+
+
+def _arm(prefix: str, n: int, hit_every: int) -> tuple[dict, dict]:
+    qrels = {f"{prefix}{i}": {"good": 1} for i in range(n)}
+    run = {f"{prefix}{i}": ({"good": 2.0, "bad": 1.0} if i % hit_every == 0 else {"bad": 2.0, "good": 1.0}) for i in range(n)}
+    return qrels, run
+
+
+def _quiet(func, *args, **kwargs):  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RanklensWarning)
+        return func(*args, **kwargs)
+
+
+def test_json_structure_and_values_come_from_the_engine() -> None:
+    qc, rc = _arm("c", 30, 3)
+    qt, rt = _arm("t", 25, 2)
+    r = _quiet(ab, qc, rc, qt, rt, ["P@1", "nDCG@2"], samples=500)
+    d = r.to_dict()
+    row = d["measures"]["P@1"]
+    xc = np.array(list(ranklens.evaluate(qc, rc, "P@1").per_query("P@1").values()))
+    xt = np.array(list(ranklens.evaluate(qt, rt, "P@1").per_query("P@1").values()))
+    assert row["control"] == {"n": 30, "mean": pytest.approx(xc.mean()), "sd": pytest.approx(xc.std(ddof=1))}
+    assert row["treatment"]["n"] == 25
+    assert row["difference"] == pytest.approx(xt.mean() - xc.mean())
+    assert row["p"]["welch"] == pytest.approx(float(st.ttest_ind(xt, xc, equal_var=False).pvalue), abs=1e-12)
+    assert row["p"]["mannwhitney"] == pytest.approx(float(st.mannwhitneyu(xt, xc).pvalue), abs=1e-12)
+    assert set(row) >= {"control", "treatment", "difference", "ci", "relative_lift", "p", "p_adjusted"}
+    assert {"welch", "mannwhitney", "bootstrap"} <= set(row["p"])
+    assert d["srm"]["counts"] == {"control": 30, "treatment": 25} and 0 < d["srm"]["p"] <= 1
+    # Holm over the two measures
+    ps = sorted(d["measures"][m]["p"]["welch"] for m in ("P@1", "nDCG@2"))
+    assert min(d["measures"][m]["p_adjusted"] for m in ("P@1", "nDCG@2")) == pytest.approx(min(1, 2 * ps[0]))
+    assert json.loads(r.to_json()) == d
+
+
+def test_system_level_measures_are_left_out_with_a_note() -> None:
+    qc, rc = _arm("c", 10, 3)
+    qt, rt = _arm("t", 10, 2)
+    r = _quiet(ab, qc, rc, qt, rt, ["P@1", "Coverage@2"], samples=100)
+    assert list(r.measures) == ["P@1"] and r.excluded == ("Coverage@2",)
+    assert any("system-level" in n for n in r.notes)
+
+
+def test_unlabelled_users_follow_the_missing_rule_and_are_counted() -> None:
+    qc, rc = _arm("c", 10, 3)
+    rc["c_silent"] = {"good": 1.0}
+    qt, rt = _arm("t", 10, 2)
+    skip = _quiet(ab, qc, rc, qt, rt, ["P@1"], samples=100)
+    zero = _quiet(ab, qc, rc, qt, rt, ["P@1"], samples=100, missing="zero")
+    assert skip["P@1"]["control"]["n"] == 10 and zero["P@1"]["control"]["n"] == 11
+    assert skip.counts["control"]["unlabelled"] == zero.counts["control"]["unlabelled"] == 1
+    with pytest.raises(InputError, match="without any engagement label"):
+        _quiet(ab, qc, rc, qt, rt, ["P@1"], missing="error")
+
+
+def test_bad_input_is_refused() -> None:
+    qc, rc = _arm("c", 10, 3)
+    qt, rt = _arm("t", 10, 2)
+    with pytest.raises(InputError, match="in both arms"):
+        _quiet(ab, qc, rc, qc, rc, ["P@1"])
+    kept = _quiet(ab, qc, rc, qc, rc, ["P@1"], allow_overlap="keep", samples=100)
+    assert kept["P@1"]["treatment"]["n"] == 10
+    q1, r1 = _arm("x", 1, 1)
+    with pytest.raises(InputError, match="at least 2"):
+        _quiet(ab, q1, r1, qt, rt, ["P@1"])
+    with pytest.raises(InputError, match="not given"):
+        _quiet(ab, qc, rc, qt, rt, ["P@1"], assignment={"c1": "control", "t1": "variant-b"})
+
+
+def test_srm_warning_is_first_in_every_output(tmp_path: Path) -> None:
+    qc, rc = _arm("c", 70, 3)
+    qt, rt = _arm("t", 30, 2)
+    r = _quiet(ab, qc, rc, qt, rt, ["P@1"], samples=100)
+    assert r.srm["mismatch"] and r.srm["p"] < 0.001 and r.warnings
+    from ranklens.online.report import render_ab
+
+    assert render_ab(r, "table").startswith("!!! SAMPLE RATIO MISMATCH")
+    assert render_ab(r, "markdown").startswith("> **Warning: SAMPLE RATIO MISMATCH")
+    assert json.loads(render_ab(r, "json"))["warnings"][0].startswith("SAMPLE RATIO MISMATCH")
+
+
+def test_cli_on_the_streaming_example() -> None:
+    runner = CliRunner()
+    files = [str(EXAMPLE / f) for f in ("control.qrels", "control.run", "treatment.qrels", "treatment.run")]
+    result = runner.invoke(cli, [
+        "ab", *files, "-m", "nDCG@4", "--assignment", str(EXAMPLE / "assignment.tsv"), "--missing", "zero",
+        "--pre", str(EXAMPLE / "control_pre.json"), str(EXAMPLE / "treatment_pre.json"), "--sequential",
+        "-f", "json", "--quiet", "-B", "500",
+    ])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    row = d["measures"]["nDCG@4"]
+    assert row["control"]["n"] == 307 and row["treatment"]["n"] == 293
+    assert row["difference"] > 0 and row["p"]["welch"] < 1e-4
+    assert {"difference", "ci", "variance_reduction"} <= set(row["cuped"])
+    assert "always-valid" in row["sequential"]["kind"]
+    assert d["srm"]["p"] > 0.001 and "assignment" in d["srm"]["source"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--assignment", "ASSIGN"], "not given"),
+        (["--pre", "TPRE", "TPRE2"], "shares no user"),
+    ],
+)
+def test_cli_bad_input_one_line_exit_2(tmp_path: Path, extra: list[str], expected: str) -> None:
+    files = [str(EXAMPLE / f) for f in ("control.qrels", "control.run", "treatment.qrels", "treatment.run")]
+    assign = tmp_path / "assignment.tsv"
+    assign.write_text("u0000\tcontrol\nu0001\tvariant-b\n")
+    extra = [str(assign) if e == "ASSIGN" else str(EXAMPLE / "treatment_pre.json") if e.startswith("TPRE") else e for e in extra]
+    result = CliRunner().invoke(cli, ["ab", *files, "-m", "nDCG@4", "-B", "50", *extra])
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip().splitlines()
+    assert len(err) == 1 and expected in err[0] and "Traceback" not in result.output
