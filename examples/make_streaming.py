@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import ranklens
-from ranklens.online.interleave import team_draft
+from ranklens.online.interleaving import team_draft
 
 rng = np.random.default_rng(20250)
 out = Path(__file__).parent / "streaming"

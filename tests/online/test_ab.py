@@ -98,6 +98,33 @@ def test_srm_warning_is_first_in_every_output(tmp_path: Path) -> None:
     assert render_ab(r, "table").startswith("!!! SAMPLE RATIO MISMATCH")
     assert render_ab(r, "markdown").startswith("> **Warning: SAMPLE RATIO MISMATCH")
     assert json.loads(render_ab(r, "json"))["warnings"][0].startswith("SAMPLE RATIO MISMATCH")
+    assert render_ab(r, "latex").startswith("% WARNING: SAMPLE RATIO MISMATCH")
+    page = render_ab(r, "html")
+    assert page.index('<p class="warning">SAMPLE RATIO MISMATCH') < page.index("<h1>")
+
+
+def test_sequential_path_over_exposure_times_is_the_running_mspRT() -> None:
+    from ranklens.stats.sequential import msprt_path
+
+    qc, rc = _arm("c", 40, 3)
+    qt, rt = _arm("t", 40, 2)
+    day = {u: f"2026-05-0{1 + i % 4}" for arm in (qc, qt) for i, u in enumerate(arm)}
+    r = _quiet(ab, qc, rc, qt, rt, ["P@1"], samples=100, sequential=True, exposure=day, tau=0.05)
+    seq = r["P@1"]["sequential"]
+    assert seq["looks"] == 4 and [p["time"] for p in seq["path"]] == [f"2026-05-0{d}" for d in range(1, 5)]
+    # by hand: the users exposed up to each day, their difference and Welch variance, then the running mSPRT
+    xc, xt = r.values["P@1"]
+    tc = np.array([day[u] for u in sorted(qc)])  # the arm's users in the engine's (bytewise) order
+    tt = np.array([day[u] for u in sorted(qt)])
+    diffs, variances = [], []
+    for d in sorted(set(day.values())):
+        c, t = xc[tc <= d], xt[tt <= d]
+        diffs.append(t.mean() - c.mean())
+        variances.append(t.var(ddof=1) / t.size + c.var(ddof=1) / c.size)
+    p, low, high = msprt_path(np.array(diffs), np.array(variances), 0.05)
+    assert [x["p"] for x in seq["path"]] == pytest.approx(p.tolist())
+    assert seq["ci"] == pytest.approx([low[-1], high[-1]])
+    assert seq["p"] == pytest.approx(p[-1]) and "always-valid" in seq["kind"]
 
 
 def test_cli_on_the_streaming_example() -> None:
@@ -116,6 +143,15 @@ def test_cli_on_the_streaming_example() -> None:
     assert {"difference", "ci", "variance_reduction"} <= set(row["cuped"])
     assert "always-valid" in row["sequential"]["kind"]
     assert d["srm"]["p"] > 0.001 and "assignment" in d["srm"]["source"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex", "html"])
+def test_cli_report_formats(fmt: str, tmp_path: Path) -> None:
+    files = [str(EXAMPLE / f) for f in ("control.qrels", "control.run", "treatment.qrels", "treatment.run")]
+    result = CliRunner().invoke(cli, ["ab", *files, "-m", "nDCG@4", "P@1", "--missing", "zero", "-f", fmt, "-B", "200",
+                                      "--segments", str(EXAMPLE / "segments.tsv"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "nDCG@4" in result.stdout and "P@1" in result.stdout and "mobile" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from ranklens.cli.main import cli
 from ranklens.errors import FormatError
-from ranklens.online.interleave import credit, interleave, read_log, team_draft
+from ranklens.online.interleaving import credit, interleave, read_log, team_draft
 from ranklens.stats.power import sample_size
 from ranklens.stats.unpaired import welch_test
 

@@ -10,7 +10,7 @@ import pytest
 import scipy.stats as st
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from ranklens.stats.cuped import cuped
+from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.power import minimum_detectable_effect, sample_size
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats as st
 
-from ranklens.stats.cuped import cuped
+from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.sequential import msprt_path
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import welch_interval, welch_moments, welch_test

@@ -14,8 +14,8 @@ from ranklens.cli._measure_args import MeasureArgsCommand
 if TYPE_CHECKING:
     from ranklens.engine.policy import EvalPolicy
 
-FORMATS = ("table", "markdown", "json")
-_EXT = {".md": "markdown", ".json": "json", ".txt": "table"}
+FORMATS = ("table", "markdown", "latex", "json", "html")
+_EXT = {".md": "markdown", ".json": "json", ".txt": "table", ".tex": "latex", ".html": "html"}
 
 
 @click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,7 +40,7 @@ _EXT = {".md": "markdown", ".json": "json", ".txt": "table"}
 @click.option("--samples", "-B", type=click.IntRange(min=1), default=10_000, show_default=True, help="Bootstrap samples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS, case_sensitive=False), help="Report format (default: table, or from the --output extension).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file (.md, .json, .txt).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file (.md, .tex, .json, .html, .txt).")
 @click.option("--quiet", is_flag=True, help="No notes on stderr.")
 @policy_options
 def command(

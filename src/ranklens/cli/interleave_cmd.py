@@ -24,7 +24,7 @@ def command(log: str, alpha: float, samples: int, seed: int, fmt: str) -> None:
     Example:
       ranklens interleave interleaving.csv
     """
-    from ranklens.online.interleave import interleave
+    from ranklens.online.interleaving import interleave
 
     results = interleave(log, alpha=alpha, samples=samples, seed=seed)
     if fmt == "json":

@@ -32,7 +32,7 @@ def command(
       ranklens plan bm25.json dense.json -m nDCG@10 --delta 0.02 --design paired
       ranklens plan control.json -m nDCG@4 --delta 0.03 --design unpaired --n 5000 -f json
     """
-    from ranklens.online.plan import plan
+    from ranklens.online.planning import plan
 
     r = plan(list(pilot), measure, delta=delta, design=design, alpha=alpha, power=power, n=n, pre=pre)
     if fmt == "json":

@@ -21,7 +21,7 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, did_you_mean, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.online.arms import Arm, load_arm, pre_values
-from ranklens.stats.cuped import cuped
+from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.sequential import DEFAULT_TAU_SD, PVALUE_KIND, msprt_path
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import (
@@ -56,6 +56,7 @@ class ABResult:
         excluded: system-level measures left out (one value per run: no per-user values to compare).
         notes: everything else left out or assumed.
         options: the test, interval, correction, alpha, samples, seed and policy used.
+        values: per measure, the per-user values compared (control, treatment), for plots; not in the JSON.
     """
 
     arms: dict[str, str]
@@ -66,6 +67,7 @@ class ABResult:
     excluded: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    values: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def __getitem__(self, measure: str) -> dict[str, Any]:
         if measure not in self.measures:
@@ -203,6 +205,7 @@ def ab(
     times = _exposure(exposure, control, treatment, notes) if exposure is not None else None
     entropy = np.random.SeedSequence(seed).entropy
     out: dict[str, dict[str, Any]] = {}
+    compared: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for m in (str(w) for w in wanted):
         pre_c = pre_t = None
         if pre is not None:
@@ -231,6 +234,7 @@ def ab(
                 row["sequential"] = _sequential(xc[~na_c], xt[~na_t], tc, tt, tau, float(alpha))
             if seg is None:
                 out[m] = row
+                compared[m] = (xc[~na_c], xt[~na_t])
             else:
                 out.setdefault(m, {}).setdefault("segments", {})[seg] = row
     _correct(out, test_key, correction_key, float(alpha))
@@ -245,7 +249,7 @@ def ab(
     }
     return ABResult(
         arms={"control": cname, "treatment": tname}, measures=out, srm=srm, warnings=warnings, counts=counts,
-        excluded=excluded, notes=tuple(dict.fromkeys(notes)), options=options,
+        excluded=excluded, notes=tuple(dict.fromkeys(notes)), options=options, values=compared,
     )
 
 

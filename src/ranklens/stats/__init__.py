@@ -30,6 +30,7 @@ from ranklens.stats.corrections import (
     canonical_correction,
     holm,
 )
+from ranklens.stats.variance_reduction import CupedResult, cuped
 from ranklens.stats.effect import cohens_d_paired
 from ranklens.stats.paired import (
     ALL_PAIRS_TESTS,
@@ -41,6 +42,7 @@ from ranklens.stats.paired import (
     paired_test,
 )
 from ranklens.stats.pareto import dominators, front
+from ranklens.stats.power import minimum_detectable_effect, sample_size, t_power
 from ranklens.stats.ppi import (
     MeanEstimate,
     normal_mean,
@@ -50,6 +52,8 @@ from ranklens.stats.ppi import (
 from ranklens.stats.randomisation import EXACT_MAX_N, randomisation_test
 from ranklens.stats.rank_agreement import kendall_tau, tau_ap
 from ranklens.stats.rank_tests import sign_test, wilcoxon_test, win_tie_loss
+from ranklens.stats.sequential import SequentialResult, msprt, msprt_path
+from ranklens.stats.srm import SrmResult, srm_test
 from ranklens.stats.ttest import paired_t_test, t_interval
 from ranklens.stats.tukey import (
     AnovaTable,
@@ -60,6 +64,13 @@ from ranklens.stats.tukey import (
     tukey_hsd,
 )
 from ranklens.stats.types import Interval, TestResult
+from ranklens.stats.unpaired import (
+    bootstrap_unpaired,
+    mann_whitney_test,
+    relative_lift,
+    welch_interval,
+    welch_test,
+)
 
 __all__ = [
     "ALL_PAIRS_TESTS",
@@ -72,10 +83,13 @@ __all__ = [
     "TIE_RTOL",
     "AnovaTable",
     "Confusion",
+    "CupedResult",
     "Interval",
     "MeanEstimate",
     "PairResult",
     "Seed",
+    "SequentialResult",
+    "SrmResult",
     "TestResult",
     "TukeyResult",
     "adjust_p_values",
@@ -85,6 +99,7 @@ __all__ = [
     "bootstrap_interval",
     "bootstrap_means",
     "bootstrap_test",
+    "bootstrap_unpaired",
     "canonical_correction",
     "canonical_interval",
     "canonical_test",
@@ -92,12 +107,17 @@ __all__ = [
     "cohens_d_paired",
     "confidence_interval",
     "confusion_matrix",
+    "cuped",
     "dominators",
     "front",
     "holm",
     "kappa_interval",
     "kendall_tau",
     "krippendorff_alpha",
+    "mann_whitney_test",
+    "minimum_detectable_effect",
+    "msprt",
+    "msprt_path",
     "normal_mean",
     "paired_t_test",
     "paired_test",
@@ -105,10 +125,16 @@ __all__ = [
     "ppi_paired_difference",
     "randomisation_test",
     "randomised_tukey_hsd",
+    "relative_lift",
+    "sample_size",
     "sign_test",
+    "srm_test",
     "t_interval",
+    "t_power",
     "tau_ap",
     "tukey_hsd",
+    "welch_interval",
+    "welch_test",
     "wilcoxon_test",
     "win_tie_loss",
 ]
