@@ -10,7 +10,6 @@ import pytest
 import scipy.stats as st
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
-from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.power import minimum_detectable_effect, sample_size
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import (
@@ -19,6 +18,7 @@ from ranklens.stats.unpaired import (
     welch_interval,
     welch_test,
 )
+from ranklens.stats.variance_reduction import cuped
 
 CASES = [
     (7, 5, 0.0, "normal"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats as st
 
-from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.sequential import msprt_path
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import welch_interval, welch_moments, welch_test
+from ranklens.stats.variance_reduction import cuped
 
 SIMS = 2_000
 ALPHA = 0.05

@@ -21,7 +21,6 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, did_you_mean, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.online.arms import Arm, load_arm, pre_values
-from ranklens.stats.variance_reduction import cuped
 from ranklens.stats.sequential import DEFAULT_TAU_SD, PVALUE_KIND, msprt_path
 from ranklens.stats.srm import srm_test
 from ranklens.stats.unpaired import (
@@ -31,6 +30,7 @@ from ranklens.stats.unpaired import (
     welch_interval,
     welch_test,
 )
+from ranklens.stats.variance_reduction import cuped
 
 __all__ = ["ABResult", "ab"]
 

@@ -30,7 +30,6 @@ from ranklens.stats.corrections import (
     canonical_correction,
     holm,
 )
-from ranklens.stats.variance_reduction import CupedResult, cuped
 from ranklens.stats.effect import cohens_d_paired
 from ranklens.stats.paired import (
     ALL_PAIRS_TESTS,
@@ -71,6 +70,7 @@ from ranklens.stats.unpaired import (
     welch_interval,
     welch_test,
 )
+from ranklens.stats.variance_reduction import CupedResult, cuped
 
 __all__ = [
     "ALL_PAIRS_TESTS",
