@@ -21,6 +21,7 @@ from ranklens.stats._common import (
 from ranklens.stats.types import Interval, TestResult
 
 __all__ = [
+    "EXACT_U_MAX",
     "bootstrap_unpaired",
     "mann_whitney_test",
     "relative_lift",
@@ -29,6 +30,11 @@ __all__ = [
     "welch_moments",
     "welch_test",
 ]
+
+
+#: The exact Mann–Whitney p-value is counted up to this many (n_a × n_b) values of U; beyond it (a group of at
+#: most 8 against tens of thousands) the normal approximation is used, where scipy would still count exactly.
+EXACT_U_MAX = 200_000
 
 
 def samples_of(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +112,8 @@ def mann_whitney_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     r"""Two-sided Mann–Whitney U test (Wilcoxon rank-sum) of ``a`` against ``b``.
 
     :math:`U_a = R_a - n_a(n_a+1)/2` with :math:`R_a` the sum of the mid-ranks of ``a`` in the pooled sample.
-    When either group is smaller than 9 and no value is tied, the p-value is exact (the null distribution of
+    When either group is smaller than 9, no value is tied and :math:`n_a n_b \le` :data:`EXACT_U_MAX`, the
+    p-value is exact (the null distribution of
     U counted by recursion, Mann & Whitney 1947); otherwise it is the normal approximation with the tie
     correction of the variance and a continuity correction of ½:
 
@@ -125,7 +132,7 @@ def mann_whitney_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     u = float(ranks[:na].sum() - na * (na + 1) / 2.0)
     _, counts = np.unique(np.concatenate([x, y]), return_counts=True)
     ties = bool(np.any(counts > 1))
-    if min(na, nb) <= 8 and not ties:
+    if min(na, nb) <= 8 and not ties and na * nb <= EXACT_U_MAX:
         return TestResult("mannwhitney", u, _exact_u_p(u, na, nb), na + nb)
     n = na + nb
     mu = na * nb / 2.0
