@@ -80,6 +80,12 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(InputError, match="in both arms"):
         _quiet(ab, qc, rc, qc, rc, ["P@1"])
     kept = _quiet(ab, qc, rc, qc, rc, ["P@1"], allow_overlap="keep", samples=100)
+    rt_shared = {**rt, "c0_silent": {"bad": 1.0}}  # served by both arms, engaged in neither: still a broken split
+    rc_shared = {**rc, "c0_silent": {"bad": 1.0}}
+    with pytest.raises(InputError, match="1 user in both arms"):
+        _quiet(ab, qc, rc_shared, qt, rt_shared, ["P@1"])
+    dropped = _quiet(ab, qc, rc_shared, qt, rt_shared, ["P@1"], allow_overlap="drop", missing="zero", samples=100)
+    assert dropped["P@1"]["control"]["n"] == 10 and dropped["P@1"]["treatment"]["n"] == 10
     assert kept["P@1"]["treatment"]["n"] == 10
     q1, r1 = _arm("x", 1, 1)
     with pytest.raises(InputError, match="at least 2"):
@@ -143,6 +149,19 @@ def test_cli_on_the_streaming_example() -> None:
     assert {"difference", "ci", "variance_reduction"} <= set(row["cuped"])
     assert "always-valid" in row["sequential"]["kind"]
     assert d["srm"]["p"] > 0.001 and "assignment" in d["srm"]["source"]
+
+
+def test_per_user_results_files_stand_in_for_runs() -> None:
+    # the pre-period files are per-user results (eval -q -f json): an arm may be given that way, qrels unused
+    result = CliRunner().invoke(cli, [
+        "ab", "-", str(EXAMPLE / "control_pre.json"), "-", str(EXAMPLE / "treatment_pre.json"), "-m", "nDCG@4",
+        "-f", "json", "-B", "100", "--quiet",
+    ])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["measures"]["nDCG@4"]
+    pre_c = ranklens.read_results(EXAMPLE / "control_pre.json")[0]
+    assert row["control"]["n"] == len(pre_c.query_ids)
+    assert row["control"]["mean"] == pytest.approx(float(np.mean(pre_c.column("nDCG@4"))))
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "latex", "html"])

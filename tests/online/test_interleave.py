@@ -44,7 +44,9 @@ def test_hand_worked_log(tmp_path: Path) -> None:
     assert (tv.segment, tv.wins_a, tv.wins_b) == ("tv", 1, 1)
     result = CliRunner().invoke(cli, ["interleave", str(path), "-f", "json", "-B", "200"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["results"][0]["delta_ab"] == pytest.approx(-0.1)
+    d = json.loads(result.stdout)
+    assert d["results"][0]["delta_ab"] == pytest.approx(-0.1)
+    assert [(i["impression"], i["clicks_a"], i["clicks_b"], i["winner"]) for i in d["impressions"]] == got
 
 
 def test_bad_log_line_is_one_line_exit_2(tmp_path: Path) -> None:

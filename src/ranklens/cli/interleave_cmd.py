@@ -18,17 +18,24 @@ def command(log: str, alpha: float, samples: int, seed: int, fmt: str) -> None:
 
     LOG: CSV/TSV with a header, or JSON Lines, one row per shown item: impression, team (A or B), click (0/1),
     optionally segment. Per impression, the ranker with more clicked items wins; Δ_AB = (wins_A + ties/2)/N − ½
-    (positive: A preferred), with a sign (binomial) test and a bootstrap interval; per segment too.
+    (positive: A preferred), with a sign (binomial) test and a bootstrap interval; per segment too. -f json
+    also lists every impression's credit (clicks on A's and on B's items, the winner).
 
     \b
     Example:
       ranklens interleave interleaving.csv
     """
-    from ranklens.online.interleaving import interleave
+    from ranklens.online.interleaving import credit, interleave, read_log
 
-    results = interleave(log, alpha=alpha, samples=samples, seed=seed)
+    rows = read_log(log)
+    results = interleave(rows, alpha=alpha, samples=samples, seed=seed)
     if fmt == "json":
-        click.echo(json.dumps({"results": [r.to_dict() for r in results]}, indent=2))
+        impressions = [
+            {"impression": c.impression, "clicks_a": c.clicks_a, "clicks_b": c.clicks_b, "winner": c.winner,
+             "segment": c.segment}
+            for c in credit(rows)
+        ]
+        click.echo(json.dumps({"results": [r.to_dict() for r in results], "impressions": impressions}, indent=2))
         return
     level = round(100 * (1 - alpha), 2)
     click.echo(f"team-draft interleaving: Δ_AB > 0 means A is preferred; sign test; {level:g}% bootstrap interval")

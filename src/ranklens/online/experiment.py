@@ -354,7 +354,8 @@ def _correct(out: dict[str, dict[str, Any]], test: str, correction: str, alpha: 
 
 
 def _overlap(control: Arm, treatment: Arm, allow: str | None, notes: list[str]) -> tuple[Arm, Arm]:
-    both = set(control.users) & set(treatment.users)
+    # a user served by both arms breaks the assignment whether or not they engaged (and so were analysed)
+    both = (set(control.users) | control.shown) & (set(treatment.users) | treatment.shown)
     if not both:
         return control, treatment
     shown = ", ".join(sorted(both)[:3]) + (", …" if len(both) > 3 else "")

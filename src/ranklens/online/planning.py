@@ -85,6 +85,7 @@ def plan(
     """
     if design not in DESIGNS:
         raise InputError(f"design must be paired or unpaired; got {design!r}")
+    delta = abs(delta)  # two-sided: a drop of 0.03 is as hard to detect as a rise of 0.03
     sources = [pilot] if isinstance(pilot, (str, os.PathLike, Results)) else list(pilot)
     found = _results(sources)
     values = [np.asarray(r.column(measure), dtype=np.float64) for r in found]
