@@ -99,7 +99,13 @@ def read_log(source: Any) -> list[dict[str, Any]]:
         else:
             delimiter = "\t" if "\t" in lines[0] else ","
             reader = csv.DictReader(lines, delimiter=delimiter)
-            rows = [(n, dict(r)) for n, r in enumerate(reader, 2)]
+            header = [h.strip() for h in reader.fieldnames or []]
+            lacking = [c for c in ("impression", "team", "click") if c not in header]
+            if lacking:
+                raise FormatError(
+                    where, f"expected a header naming the columns impression, team, click[, segment]; got {lines[0][:80]!r}", 1
+                )
+            rows = [(n, {k.strip(): v for k, v in r.items() if k is not None}) for n, r in enumerate(reader, 2)]
     else:
         rows = [(n, dict(r)) for n, r in enumerate(source, 1)]
     out = []
