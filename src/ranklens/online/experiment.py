@@ -32,7 +32,7 @@ from ranklens.stats.unpaired import (
 )
 from ranklens.stats.variance_reduction import cuped
 
-__all__ = ["ABResult", "ab"]
+__all__ = ["ABResult", "ab", "compare_groups"]
 
 TESTS = ("welch", "mannwhitney", "bootstrap")
 CIS = ("welch", "bootstrap")
@@ -281,9 +281,32 @@ def _arm_stats(x: np.ndarray) -> dict[str, Any]:
     return {"n": int(x.size), "mean": float(x.mean()), "sd": float(x.std(ddof=1))}
 
 
-def _compare(xc: np.ndarray, xt: np.ndarray, ci: str, alpha: float, samples: int, rng: np.random.Generator) -> dict[str, Any]:
+def compare_groups(
+    control: Any, treatment: Any, *, alpha: float = 0.05, ci: str = "welch", samples: int = 10_000, seed: Any = 0,
+    bootstrap: bool = True,
+) -> dict[str, Any]:
+    """The between-subjects statistics of two groups of per-user values, as one measure's entry of
+    :meth:`ABResult.to_dict` (``control``, ``treatment``, ``difference``, ``ci``, ``relative_lift``, ``p`` …):
+    the one implementation behind ``ranklens ab``, :func:`ab` and the monitor's A/B page. ``bootstrap=False``
+    leaves the bootstrap out (its p-value NaN; the interval must then be ``welch``).
+
+    >>> r = compare_groups([0.5, 0.4, 0.6, 0.3, 0.5], [0.9, 0.7, 0.8, 0.6], bootstrap=False)
+    >>> round(r["difference"], 2), round(r["p"]["welch"], 4), r["ci_method"]
+    (0.29, 0.012, 'welch')
+    """
+    xc, xt = (np.asarray(v, dtype=np.float64) for v in (control, treatment))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return _compare(xc, xt, _choice(ci, CIS, "ci"), float(alpha), int(samples), rng, bootstrap=bootstrap)
+
+
+def _compare(
+    xc: np.ndarray, xt: np.ndarray, ci: str, alpha: float, samples: int, rng: np.random.Generator, *, bootstrap: bool = True
+) -> dict[str, Any]:
     level = 1.0 - alpha
-    boot_ci, boot = bootstrap_unpaired(xt, xc, level=level, samples=samples, seed=rng)
+    if bootstrap:
+        boot_ci, boot = bootstrap_unpaired(xt, xc, level=level, samples=samples, seed=rng)
+    elif ci != "welch":
+        raise InputError("a bootstrap interval needs the bootstrap (bootstrap=True)")
     interval = welch_interval(xt, xc, level=level) if ci == "welch" else boot_ci
     lift, lift_low, lift_high = relative_lift(xt, xc, level=level)
     return {
@@ -294,7 +317,11 @@ def _compare(xc: np.ndarray, xt: np.ndarray, ci: str, alpha: float, samples: int
         "ci_method": interval.method,
         "relative_lift": lift,
         "relative_lift_ci": [lift_low, lift_high],
-        "p": {"welch": welch_test(xt, xc).p_value, "mannwhitney": mann_whitney_test(xt, xc).p_value, "bootstrap": boot.p_value},
+        "p": {
+            "welch": welch_test(xt, xc).p_value,
+            "mannwhitney": mann_whitney_test(xt, xc).p_value,
+            "bootstrap": boot.p_value if bootstrap else math.nan,
+        },
     }
 
 
