@@ -10,27 +10,16 @@
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `ranklens eval`'s express path stays light)
 
 from ranklens._lazy import lazy_names
+
 from ranklens._version import __version__
-from ranklens.errors import (
-    FormatError,
-    InputError,
-    MeasureError,
-    RanklensError,
-    RanklensWarning,
-)
+from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `import ranklens` stays light
     from ranklens.comparison import Comparison, compare
     from ranklens.data import Qrels, Run
     from ranklens.data.io import read_qrels, read_run
     from ranklens.data.segments import read_segments
-    from ranklens.engine import (
-        EvalPolicy,
-        Evaluator,
-        RankedLists,
-        evaluate,
-        evaluate_arrays,
-    )
+    from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate, evaluate_arrays
     from ranklens.measures import Measure, parse
     from ranklens.online import ab
     from ranklens.results.core import Results

@@ -27,12 +27,8 @@ def __getattr__(name: str) -> Any:
         from ranklens.spark import core
 
         return getattr(core, name)
-    if name == "evaluate_files":
+    if name in ("evaluate_files", "session"):
         from ranklens.spark import files
 
-        return files.evaluate_files
-    if name == "session":
-        from ranklens.spark import runtime
-
-        return runtime.session
+        return getattr(files, name)
     raise AttributeError(f"module 'ranklens.spark' has no attribute {name!r}")

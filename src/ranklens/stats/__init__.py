@@ -42,34 +42,16 @@ from ranklens.stats.paired import (
 )
 from ranklens.stats.pareto import dominators, front
 from ranklens.stats.power import minimum_detectable_effect, sample_size, t_power
-from ranklens.stats.ppi import (
-    MeanEstimate,
-    normal_mean,
-    ppi_mean,
-    ppi_paired_difference,
-)
+from ranklens.stats.ppi import MeanEstimate, normal_mean, ppi_mean, ppi_paired_difference
 from ranklens.stats.randomisation import EXACT_MAX_N, randomisation_test
 from ranklens.stats.rank_agreement import kendall_tau, tau_ap
 from ranklens.stats.rank_tests import sign_test, wilcoxon_test, win_tie_loss
 from ranklens.stats.sequential import SequentialResult, msprt, msprt_path
 from ranklens.stats.srm import SrmResult, srm_test
 from ranklens.stats.ttest import paired_t_test, t_interval
-from ranklens.stats.tukey import (
-    AnovaTable,
-    PairResult,
-    TukeyResult,
-    blocked_anova,
-    randomised_tukey_hsd,
-    tukey_hsd,
-)
+from ranklens.stats.tukey import AnovaTable, PairResult, TukeyResult, blocked_anova, randomised_tukey_hsd, tukey_hsd
 from ranklens.stats.types import Interval, TestResult
-from ranklens.stats.unpaired import (
-    bootstrap_unpaired,
-    mann_whitney_test,
-    relative_lift,
-    welch_interval,
-    welch_test,
-)
+from ranklens.stats.unpaired import bootstrap_unpaired, mann_whitney_test, relative_lift, welch_interval, welch_test
 from ranklens.stats.variance_reduction import CupedResult, cuped
 
 __all__ = [

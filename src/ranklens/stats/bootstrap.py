@@ -8,15 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ranklens.stats._common import (
-    Seed,
-    check_level,
-    check_samples,
-    diffs,
-    is_tie,
-    rng,
-    rows_per_batch,
-)
+from ranklens.stats._common import Seed, check_level, check_samples, diffs, is_tie, rng, rows_per_batch
 from ranklens.stats.types import Interval, TestResult
 
 __all__ = ["bootstrap_interval", "bootstrap_means", "bootstrap_test"]

@@ -8,14 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.errors import InputError
-from ranklens.stats._common import (
-    Seed,
-    check_samples,
-    diffs,
-    is_tie,
-    rng,
-    rows_per_batch,
-)
+from ranklens.stats._common import Seed, check_samples, diffs, is_tie, rng, rows_per_batch
 from ranklens.stats.types import TestResult
 
 __all__ = ["EXACT_MAX_N", "randomisation_test"]

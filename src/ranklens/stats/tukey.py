@@ -12,14 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.errors import InputError
-from ranklens.stats._common import (
-    TIE_RTOL,
-    Seed,
-    check_samples,
-    rng,
-    rows_per_batch,
-    scipy_stats,
-)
+from ranklens.stats._common import TIE_RTOL, Seed, check_samples, rng, rows_per_batch, scipy_stats
 
 __all__ = ["AnovaTable", "PairResult", "TukeyResult", "blocked_anova", "randomised_tukey_hsd", "tukey_hsd"]
 
