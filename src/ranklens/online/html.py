@@ -8,8 +8,8 @@ import html
 import json
 from typing import Any
 
+from ranklens.online.cells import HEAD, cells, extras, legend, rows, srm_line
 from ranklens.online.experiment import ABResult
-from ranklens.online.report import HEAD, cells, extras, legend, rows, srm_line
 
 __all__ = ["render_ab_html"]
 
