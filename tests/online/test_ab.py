@@ -189,3 +189,18 @@ def test_cli_bad_input_one_line_exit_2(tmp_path: Path, extra: list[str], expecte
     assert result.exit_code == 2, result.output
     err = result.stderr.strip().splitlines()
     assert len(err) == 1 and expected in err[0] and "Traceback" not in result.output
+
+
+def test_the_walk_through_shows_what_the_command_prints() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ab.md").read_text(encoding="utf-8")
+    files = [str(EXAMPLE / f) for f in ("control.qrels", "control.run", "treatment.qrels", "treatment.run")]
+    result = CliRunner().invoke(cli, [
+        "ab", *files, "-m", "nDCG@4", "--missing", "zero", "--assignment", str(EXAMPLE / "assignment.tsv"),
+        "--pre", str(EXAMPLE / "control_pre.json"), str(EXAMPLE / "treatment_pre.json"), "--sequential", "--quiet",
+    ])
+    assert result.exit_code == 0, result.output
+    table_row = next(line for line in result.stdout.splitlines() if line.startswith("nDCG@4 "))
+    assert table_row in doc
+    for line in result.stdout.splitlines():
+        if line.startswith(("sample ratio:", "CUPED nDCG@4:", "sequential nDCG@4:")):
+            assert line.replace("assignment (" + str(EXAMPLE / "assignment.tsv") + ")", "assignment (assignment.tsv)") in doc, line
