@@ -554,8 +554,8 @@ def _paired(
 
 def _unpaired(candidate: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:
     """The between-subjects comparison of two snapshots that share few queries (users split between the
-    systems): Welch's test on each one's values, by :func:`ranklens.online.experiment.compare_groups`."""
-    from ranklens.online.experiment import compare_groups
+    systems): Welch's test on each one's values, by :func:`ranklens.online.groups.compare_groups`."""
+    from ranklens.online.groups import compare_groups
 
     xc, xb = list(candidate.values()), list(baseline.values())
     if len(xc) < 2 or len(xb) < 2:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,24 +17,15 @@ import numpy as np
 
 from ranklens import stats
 from ranklens.engine.policy import EvalPolicy
-from ranklens.errors import InputError, did_you_mean, warn_notes
+from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
-from ranklens.online.arms import Arm, load_arm, pre_values
-from ranklens.stats.sequential import DEFAULT_TAU_SD, PVALUE_KIND, msprt_path
-from ranklens.stats.srm import srm_test
-from ranklens.stats.unpaired import (
-    bootstrap_unpaired,
-    mann_whitney_test,
-    relative_lift,
-    welch_interval,
-    welch_test,
-)
-from ranklens.stats.variance_reduction import cuped
+from ranklens.online.arms import load_arm
+from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
+from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
 
-__all__ = ["ABResult", "ab", "compare_groups"]
+__all__ = ["ABResult", "ab"]
 
 TESTS = ("welch", "mannwhitney", "bootstrap")
-CIS = ("welch", "bootstrap")
 OVERLAP = ("drop", "keep")
 DESIGN = "between-subjects (unpaired): each user saw one arm; Welch's t-test on the arms' per-user values"
 
@@ -170,14 +160,14 @@ def ab(
     from ranklens.comparison.rows import is_system
     from ranklens.measures.language import parse_many
 
-    test_key, ci_key = _choice(test, TESTS, "test"), _choice(ci, CIS, "ci")
+    test_key, ci_key = choice(test, TESTS, "test"), choice(ci, CIS, "ci")
     correction_key = stats.canonical_correction(correction)
     if not 0.0 < float(alpha) < 1.0:
         raise InputError(f"alpha must be between 0 and 1 (e.g. 0.05); got {alpha!r}")
     if not 0.0 < float(expected_split) < 1.0:
         raise InputError(f"the expected split (control's share) must lie between 0 and 1; got {expected_split!r}")
     if allow_overlap is not None:
-        allow_overlap = _choice(allow_overlap, OVERLAP, "allow_overlap")
+        allow_overlap = choice(allow_overlap, OVERLAP, "allow_overlap")
     policy = policy.replace(**policy_options) if policy is not None else EvalPolicy(**policy_options)
     parsed = [m.validate() for m in parse_many(measures, rel_level=policy.rel_level)]
     if not parsed:
@@ -194,26 +184,26 @@ def ab(
     cname, tname = (str(n) for n in names)
     control = load_arm(cname, control_qrels, control_run, wanted, policy, where=cname)
     treatment = load_arm(tname, treatment_qrels, treatment_run, wanted, policy, where=tname)
-    control, treatment = _overlap(control, treatment, allow_overlap, notes)
+    control, treatment = overlap(control, treatment, allow_overlap, notes)
     for arm in (control, treatment):
         notes.extend(arm.notes)
         if len(arm.users) < 2:
             raise InputError(f"{arm.name}: {len(arm.users)} user{'' if len(arm.users) == 1 else 's'} to analyse; an arm needs at least 2")
-    srm = _srm(control, treatment, assignment, float(expected_split), notes)
+    srm = srm_check(control, treatment, assignment, float(expected_split), notes)
     warnings = (srm.pop("message"),) if srm.get("message") else ()
-    segment_of = _segments(segments, control, treatment, notes)
-    times = _exposure(exposure, control, treatment, notes) if exposure is not None else None
+    segment_of = user_segments(segments, control, treatment, notes)
+    times = exposure_times(exposure, control, treatment, notes) if exposure is not None else None
     entropy = np.random.SeedSequence(seed).entropy
     out: dict[str, dict[str, Any]] = {}
     compared: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for m in (str(w) for w in wanted):
         pre_c = pre_t = None
         if pre is not None:
-            pre_c, pre_t = _pre(control, treatment, pre, m, notes)
+            pre_c, pre_t = pre_period(control, treatment, pre, m, notes)
         scopes: list[str | None] = [None, *sorted(set(segment_of.values()))] if segment_of else [None]
         for seg in scopes:
-            keep_c = _in(control, segment_of, seg)
-            keep_t = _in(treatment, segment_of, seg)
+            keep_c = in_segment(control, segment_of, seg)
+            keep_t = in_segment(treatment, segment_of, seg)
             xc, xt = control.values[m][keep_c], treatment.values[m][keep_t]
             na_c, na_t = np.isnan(xc), np.isnan(xt)
             where = m if seg is None else f"{m} in segment {seg!r}"
@@ -225,13 +215,13 @@ def ab(
                 notes.append(f"{where}: fewer than 2 users in an arm; no row")
                 continue
             rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(len(out), scopes.index(seg))))
-            row = _compare(xc[~na_c], xt[~na_t], ci_key, float(alpha), int(samples), rng)
+            row = compare_row(xc[~na_c], xt[~na_t], ci_key, float(alpha), int(samples), rng)
             if pre_c is not None and pre_t is not None:
-                row["cuped"] = _cuped(xc[~na_c], xt[~na_t], pre_c[keep_c][~na_c], pre_t[keep_t][~na_t], float(alpha))
+                row["cuped"] = cuped_row(xc[~na_c], xt[~na_t], pre_c[keep_c][~na_c], pre_t[keep_t][~na_t], float(alpha))
             if sequential:
                 tc = times[0][keep_c][~na_c] if times else None
                 tt = times[1][keep_t][~na_t] if times else None
-                row["sequential"] = _sequential(xc[~na_c], xt[~na_t], tc, tt, tau, float(alpha))
+                row["sequential"] = sequential_row(xc[~na_c], xt[~na_t], tc, tt, tau, float(alpha))
             if seg is None:
                 out[m] = row
                 compared[m] = (xc[~na_c], xt[~na_t])
@@ -253,119 +243,6 @@ def ab(
     )
 
 
-def _pre(control: Arm, treatment: Arm, pre: tuple[Any, Any], measure: str, notes: list[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Both arms' pre-period values of ``measure``; ``(None, None)`` with a note when a pre-period file does
-    not hold the measure."""
-    from ranklens.errors import MeasureError
-
-    out = []
-    for arm, source in ((control, pre[0]), (treatment, pre[1])):
-        where = str(source) if isinstance(source, (str, os.PathLike)) else f"{arm.name} pre-period"
-        try:
-            out.append(pre_values(arm, source, measure, where=where))
-        except MeasureError:
-            notes.append(f"{where}: holds no {measure}; {measure} is shown without CUPED")
-            return None, None
-    return out[0], out[1]
-
-
-def _choice(value: str, choices: Sequence[str], what: str) -> str:
-    key = str(value).strip().lower().replace("-", "").replace("_", "")
-    for c in choices:
-        if key == c.replace("-", ""):
-            return c
-    raise InputError(f"unknown {what} {value!r}; expected one of {', '.join(choices)}" + did_you_mean(str(value), choices))
-
-
-def _arm_stats(x: np.ndarray) -> dict[str, Any]:
-    return {"n": int(x.size), "mean": float(x.mean()), "sd": float(x.std(ddof=1))}
-
-
-def compare_groups(
-    control: Any, treatment: Any, *, alpha: float = 0.05, ci: str = "welch", samples: int = 10_000, seed: Any = 0,
-    bootstrap: bool = True,
-) -> dict[str, Any]:
-    """The between-subjects statistics of two groups of per-user values, as one measure's entry of
-    :meth:`ABResult.to_dict` (``control``, ``treatment``, ``difference``, ``ci``, ``relative_lift``, ``p`` …):
-    the one implementation behind ``ranklens ab``, :func:`ab` and the monitor's A/B page. ``bootstrap=False``
-    leaves the bootstrap out (its p-value NaN; the interval must then be ``welch``).
-
-    >>> r = compare_groups([0.5, 0.4, 0.6, 0.3, 0.5], [0.9, 0.7, 0.8, 0.6], bootstrap=False)
-    >>> round(r["difference"], 2), round(r["p"]["welch"], 4), r["ci_method"]
-    (0.29, 0.012, 'welch')
-    """
-    xc, xt = (np.asarray(v, dtype=np.float64) for v in (control, treatment))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    return _compare(xc, xt, _choice(ci, CIS, "ci"), float(alpha), int(samples), rng, bootstrap=bootstrap)
-
-
-def _compare(
-    xc: np.ndarray, xt: np.ndarray, ci: str, alpha: float, samples: int, rng: np.random.Generator, *, bootstrap: bool = True
-) -> dict[str, Any]:
-    level = 1.0 - alpha
-    if bootstrap:
-        boot_ci, boot = bootstrap_unpaired(xt, xc, level=level, samples=samples, seed=rng)
-    elif ci != "welch":
-        raise InputError("a bootstrap interval needs the bootstrap (bootstrap=True)")
-    interval = welch_interval(xt, xc, level=level) if ci == "welch" else boot_ci
-    lift, lift_low, lift_high = relative_lift(xt, xc, level=level)
-    return {
-        "control": _arm_stats(xc),
-        "treatment": _arm_stats(xt),
-        "difference": float(xt.mean() - xc.mean()),
-        "ci": [interval.low, interval.high],
-        "ci_method": interval.method,
-        "relative_lift": lift,
-        "relative_lift_ci": [lift_low, lift_high],
-        "p": {
-            "welch": welch_test(xt, xc).p_value,
-            "mannwhitney": mann_whitney_test(xt, xc).p_value,
-            "bootstrap": boot.p_value if bootstrap else math.nan,
-        },
-    }
-
-
-def _cuped(xc: np.ndarray, xt: np.ndarray, pc: np.ndarray, pt: np.ndarray, alpha: float) -> dict[str, Any]:
-    r = cuped(xc, xt, pc, pt, level=1.0 - alpha)
-    return {
-        "difference": r.difference, "ci": [r.ci.low, r.ci.high], "p": r.p, "variance_reduction": r.variance_reduction,
-        "theta": list(r.theta), "users_with_pre": {"control": r.n_with_pre[0], "treatment": r.n_with_pre[1]},
-        "users_without_pre": {"control": r.n_without_pre[0], "treatment": r.n_without_pre[1]},
-        "missing_pre": "adjusted with the indicator of having a pre-period value as a second covariate (Deng et al. 2013)"
-        if sum(r.n_without_pre) else "none",
-    }
-
-
-def _sequential(
-    xc: np.ndarray, xt: np.ndarray, tc: np.ndarray | None, tt: np.ndarray | None, tau: float | None, alpha: float
-) -> dict[str, Any]:
-    pooled_sd = float(np.sqrt((xc.var(ddof=1) * (xc.size - 1) + xt.var(ddof=1) * (xt.size - 1)) / (xc.size + xt.size - 2)))
-    t = float(tau) if tau is not None else DEFAULT_TAU_SD * pooled_sd
-    if not t > 0:
-        t = DEFAULT_TAU_SD  # every value equal: any positive tau gives p = 1
-    looks: list[str] = []
-    diffs, variances = [], []
-    if tc is None or tt is None:
-        diffs.append(float(xt.mean() - xc.mean()))
-        variances.append(float(xt.var(ddof=1) / xt.size + xc.var(ddof=1) / xc.size))
-    else:
-        for when in sorted(set(tc.tolist()) | set(tt.tolist())):
-            c, tr = xc[tc <= when], xt[tt <= when]
-            if c.size < 2 or tr.size < 2:
-                continue
-            looks.append(str(when))
-            diffs.append(float(tr.mean() - c.mean()))
-            variances.append(float(tr.var(ddof=1) / tr.size + c.var(ddof=1) / c.size))
-    p, low, high = msprt_path(np.asarray(diffs), np.asarray(variances), t, alpha=alpha)
-    out: dict[str, Any] = {"p": float(p[-1]), "ci": [float(low[-1]), float(high[-1])], "kind": PVALUE_KIND, "tau": t, "looks": len(diffs)}
-    if looks:
-        out["path"] = [
-            {"time": w, "difference": d, "p": float(pp), "ci": [float(lo), float(hi)]}
-            for w, d, pp, lo, hi in zip(looks, diffs, p.tolist(), low.tolist(), high.tolist())
-        ]
-    return out
-
-
 def _correct(out: dict[str, dict[str, Any]], test: str, correction: str, alpha: float) -> None:
     """The chosen test's p-values corrected over the measures (overall rows) and over measures × segments."""
     overall = [(m, row) for m, row in out.items() if "p" in row]
@@ -378,100 +255,6 @@ def _correct(out: dict[str, dict[str, Any]], test: str, correction: str, alpha: 
         for (_, row), p in zip(family, adjusted.tolist()):
             row["p_adjusted"] = p
             row["significant"] = bool(p <= alpha)
-
-
-def _overlap(control: Arm, treatment: Arm, allow: str | None, notes: list[str]) -> tuple[Arm, Arm]:
-    # a user served by both arms breaks the assignment whether or not they engaged (and so were analysed)
-    both = (set(control.users) | control.shown) & (set(treatment.users) | treatment.shown)
-    if not both:
-        return control, treatment
-    shown = ", ".join(sorted(both)[:3]) + (", …" if len(both) > 3 else "")
-    what = f"{len(both)} user{'' if len(both) == 1 else 's'} in both arms ({shown})"
-    if allow is None:
-        raise InputError(
-            f"{what}: a broken assignment (each user must see one arm); --allow-overlap drop leaves them out, "
-            "--allow-overlap keep keeps them in both"
-        )
-    if allow == "keep":
-        notes.append(f"{what}: kept in both arms (allow_overlap=keep); the arms are not independent")
-        return control, treatment
-    notes.append(f"{what}: left out of both arms (allow_overlap=drop)")
-    return (
-        control.subset([u not in both for u in control.users]),
-        treatment.subset([u not in both for u in treatment.users]),
-    )
-
-
-def _srm(control: Arm, treatment: Arm, assignment: Any, split: float, notes: list[str]) -> dict[str, Any]:
-    source = "users analysed per arm"
-    counts = [len(control.users), len(treatment.users)]
-    if assignment is not None:
-        from ranklens.data.segments import read_segments
-
-        where = str(assignment) if isinstance(assignment, (str, os.PathLike)) else "assignment"
-        arm_of = read_segments(assignment)
-        labels = {control.name: control.name, treatment.name: treatment.name, "control": control.name, "treatment": treatment.name}
-        unknown = sorted({a for a in arm_of.values() if a not in labels})
-        if unknown:
-            raise InputError(
-                f"{where}: names arm{'s' if len(unknown) > 1 else ''} {', '.join(repr(u) for u in unknown[:5])} that "
-                f"{'are' if len(unknown) > 1 else 'is'} not given; the arms are {control.name!r} and {treatment.name!r}"
-                + did_you_mean(unknown[0], list(labels))
-            )
-        counts = [sum(1 for a in arm_of.values() if labels[a] == arm.name) for arm in (control, treatment)]
-        source = f"assignment ({where})"
-        for arm, other in ((control, treatment), (treatment, control)):
-            crossed = sum(1 for u in arm.users if u in arm_of and labels[arm_of[u]] == other.name)
-            unassigned = sum(1 for u in arm.users if u not in arm_of)
-            if crossed:
-                notes.append(f"{arm.name}: {crossed} user{'' if crossed == 1 else 's'} assigned to {other.name} by {where}")
-            if unassigned:
-                notes.append(f"{arm.name}: {unassigned} user{'' if unassigned == 1 else 's'} not in {where}")
-    r = srm_test(counts, [split, 1.0 - split])
-    out: dict[str, Any] = {
-        "p": r.p, "chi2": r.chi2, "counts": {control.name: counts[0], treatment.name: counts[1]},
-        "expected_split": [split, 1.0 - split], "source": source, "mismatch": r.mismatch,
-    }
-    if r.mismatch:
-        out["message"] = r.message([control.name, treatment.name])
-    return out
-
-
-def _segments(source: Any, control: Arm, treatment: Arm, notes: list[str]) -> dict[str, str] | None:
-    if source is None:
-        return None
-    from ranklens.data.segments import read_segments
-
-    segment_of = read_segments(source)
-    users = [*control.users, *treatment.users]
-    without = sum(1 for u in users if u not in segment_of)
-    if without == len(users):
-        raise InputError(f"{source if isinstance(source, (str, os.PathLike)) else 'segments'}: labels none of the arms' users")
-    if without:
-        notes.append(f"segments: {without} user{'' if without == 1 else 's'} without a segment; counted overall only")
-    return segment_of
-
-
-def _exposure(source: Any, control: Arm, treatment: Arm, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    from ranklens.data.segments import read_segments
-
-    when = read_segments(source)
-    out = []
-    for arm in (control, treatment):
-        missing = [u for u in arm.users if u not in when]
-        if len(missing) == len(arm.users):
-            raise InputError(f"exposure: no time for any user of the {arm.name} arm")
-        if missing:
-            notes.append(f"exposure: {len(missing)} {arm.name} users without a time; counted at the last look")
-        last = max(when.values())
-        out.append(np.array([when.get(u, last) for u in arm.users], dtype=object))
-    return out[0], out[1]
-
-
-def _in(arm: Arm, segment_of: Mapping[str, str] | None, segment: str | None) -> np.ndarray:
-    if segment is None or segment_of is None:
-        return np.ones(len(arm.users), dtype=bool)
-    return np.array([segment_of.get(u) == segment for u in arm.users], dtype=bool)
 
 
 def _clean(value: Any) -> Any:
