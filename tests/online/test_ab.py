@@ -204,3 +204,22 @@ def test_the_walk_through_shows_what_the_command_prints() -> None:
     for line in result.stdout.splitlines():
         if line.startswith(("sample ratio:", "CUPED nDCG@4:", "sequential nDCG@4:")):
             assert line.replace("assignment (" + str(EXAMPLE / "assignment.tsv") + ")", "assignment (assignment.tsv)") in doc, line
+
+
+def test_per_user_file_is_the_pilot_of_plan(tmp_path: Path) -> None:
+    from statsmodels.stats.power import TTestIndPower
+
+    files = [str(EXAMPLE / f) for f in ("control.qrels", "control.run", "treatment.qrels", "treatment.run")]
+    out = tmp_path / "per_user.json"
+    runner = CliRunner()
+    r = runner.invoke(cli, ["ab", *files, "-m", "nDCG@4", "--missing", "zero", "--per-user", str(out), "-B", "50", "--quiet"])
+    assert r.exit_code == 0, r.output
+    control, treatment = ranklens.read_results(out)
+    assert (control.run, len(control.query_ids), treatment.run, len(treatment.query_ids)) == ("control", 307, "treatment", 293)
+    xc, xt = control.column("nDCG@4"), treatment.column("nDCG@4")
+    assert int((xc == 0).sum()) >= 69  # the users who watched nothing, scored 0 by --missing zero
+    pooled = np.sqrt(((xc.size - 1) * xc.var(ddof=1) + (xt.size - 1) * xt.var(ddof=1)) / (xc.size + xt.size - 2))
+    p = runner.invoke(cli, ["plan", str(out), "-m", "nDCG@4", "--delta", "0.03", "--design", "unpaired", "-f", "json"])
+    assert p.exit_code == 0, p.output
+    ref = TTestIndPower().solve_power(effect_size=0.03 / pooled, alpha=0.05, power=0.8)
+    assert json.loads(p.stdout)["n"] == int(np.ceil(ref))

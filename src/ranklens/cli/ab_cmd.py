@@ -41,6 +41,7 @@ _EXT = {".md": "markdown", ".json": "json", ".txt": "table", ".tex": "latex", ".
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS, case_sensitive=False), help="Report format (default: table, or from the --output extension).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to this file (.md, .tex, .json, .html, .txt).")
+@click.option("--per-user", "per_user", type=click.Path(dir_okay=False), help="Also write each arm's per-user values (.json, .csv, .parquet: a results file of two runs, a pilot for ranklens plan).")
 @click.option("--quiet", is_flag=True, help="No notes on stderr.")
 @policy_options
 def command(
@@ -66,6 +67,7 @@ def command(
     seed: int,
     fmt: str | None,
     output: str | None,
+    per_user: str | None,
     quiet: bool,
     policy: EvalPolicy,
 ) -> None:
@@ -99,6 +101,10 @@ def command(
     if not quiet:
         for note in result.notes:
             click.echo(f"ranklens: note: {note}", err=True)
+    if per_user:
+        from ranklens.results.io import write_results
+
+        write_results(list(result.per_user), per_user)
     report_format = (fmt or (_EXT.get(Path(output).suffix.lower(), "table") if output else "table")).lower()
     text = render_ab(result, report_format)
     if output:

@@ -20,6 +20,7 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.online.arms import load_arm
+from ranklens.results.core import Results, assemble
 from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
 from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
 
@@ -47,6 +48,9 @@ class ABResult:
         notes: everything else left out or assumed.
         options: the test, interval, correction, alpha, samples, seed and policy used.
         values: per measure, the per-user values compared (control, treatment), for plots; not in the JSON.
+        per_user: each arm's per-user values of every measure as a :class:`~ranklens.Results` (control, then
+            treatment; the users analysed, after the ``missing`` rule and the overlap rule): what
+            ``ranklens ab --per-user FILE`` writes, a pilot for ``ranklens plan``.
     """
 
     arms: dict[str, str]
@@ -58,6 +62,7 @@ class ABResult:
     notes: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     values: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    per_user: tuple[Results, ...] = field(default=(), repr=False)
 
     def __getitem__(self, measure: str) -> dict[str, Any]:
         if measure not in self.measures:
@@ -185,6 +190,10 @@ def ab(
     control = load_arm(cname, control_qrels, control_run, wanted, policy, where=cname)
     treatment = load_arm(tname, treatment_qrels, treatment_run, wanted, policy, where=tname)
     control, treatment = overlap(control, treatment, allow_overlap, notes)
+    per_user = tuple(
+        assemble(arm.name, wanted, arm.users, np.column_stack([arm.values[str(m)] for m in wanted]), options=policy.options())
+        for arm in (control, treatment)
+    )
     for arm in (control, treatment):
         notes.extend(arm.notes)
         if len(arm.users) < 2:
@@ -240,6 +249,7 @@ def ab(
     return ABResult(
         arms={"control": cname, "treatment": tname}, measures=out, srm=srm, warnings=warnings, counts=counts,
         excluded=excluded, notes=tuple(dict.fromkeys(notes)), options=options, values=compared,
+        per_user=per_user,
     )
 
 
