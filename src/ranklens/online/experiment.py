@@ -20,9 +20,9 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.online.arms import load_arm
-from ranklens.results.core import Results, assemble
 from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
 from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
+from ranklens.results.core import Results, assemble
 
 __all__ = ["ABResult", "ab"]
 
