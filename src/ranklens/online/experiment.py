@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,14 +191,14 @@ def ab(
     control = load_arm(cname, control_qrels, control_run, wanted, policy, where=cname)
     treatment = load_arm(tname, treatment_qrels, treatment_run, wanted, policy, where=tname)
     control, treatment = overlap(control, treatment, allow_overlap, notes)
-    per_user = tuple(
-        assemble(arm.name, wanted, arm.users, np.column_stack([arm.values[str(m)] for m in wanted]), options=policy.options())
-        for arm in (control, treatment)
-    )
     for arm in (control, treatment):
         notes.extend(arm.notes)
         if len(arm.users) < 2:
             raise InputError(f"{arm.name}: {len(arm.users)} user{'' if len(arm.users) == 1 else 's'} to analyse; an arm needs at least 2")
+    per_user = tuple(
+        assemble(arm.name, wanted, arm.users, np.column_stack([arm.values[str(m)] for m in wanted]), options=policy.options())
+        for arm in (control, treatment)
+    )
     srm = srm_check(control, treatment, assignment, float(expected_split), notes)
     warnings = (srm.pop("message"),) if srm.get("message") else ()
     segment_of = user_segments(segments, control, treatment, notes)
@@ -223,7 +224,10 @@ def ab(
                     raise InputError(f"{where}: fewer than 2 users with a value in an arm ({int((~na_c).sum())} {cname}, {int((~na_t).sum())} {tname})")
                 notes.append(f"{where}: fewer than 2 users in an arm; no row")
                 continue
-            rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(len(out), scopes.index(seg))))
+            # a generator keyed by the measure and segment (not their positions): a row's bootstrap does not
+            # change with the other measures or segments asked for
+            key = tuple(zlib.crc32(str(k).encode("utf-8")) for k in (m, seg))
+            rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
             row = compare_row(xc[~na_c], xt[~na_t], ci_key, float(alpha), int(samples), rng)
             if pre_c is not None and pre_t is not None:
                 row["cuped"] = cuped_row(xc[~na_c], xt[~na_t], pre_c[keep_c][~na_c], pre_t[keep_t][~na_t], float(alpha))
