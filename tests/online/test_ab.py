@@ -232,3 +232,14 @@ def test_a_rows_bootstrap_does_not_depend_on_the_other_measures() -> None:
     two = _quiet(ab, qc, rc, qt, rt, ["nDCG@2", "P@1"], samples=300, seed=4, ci="bootstrap")
     assert one["P@1"]["p"]["bootstrap"] == two["P@1"]["p"]["bootstrap"]
     assert one["P@1"]["ci"] == two["P@1"]["ci"]
+
+
+def test_a_52_48_assignment_of_20000_users_is_a_loud_mismatch() -> None:
+    qc, rc = _arm("c", 10, 3)
+    qt, rt = _arm("t", 10, 2)
+    assignment = {f"c{i}": "control" for i in range(10_400)} | {f"t{i}": "treatment" for i in range(9_600)}
+    r = _quiet(ab, qc, rc, qt, rt, ["P@1"], samples=100, assignment=assignment)
+    assert r.srm["counts"] == {"control": 10_400, "treatment": 9_600} and r.srm["mismatch"]
+    from ranklens.online.report import render_ab
+
+    assert render_ab(r, "table").splitlines()[0].startswith("!!! SAMPLE RATIO MISMATCH: control 10400, treatment 9600")
