@@ -1,0 +1,174 @@
+"""An outage can never look like a recovery (issue 24): unanswered queries count, coverage is a series.
+
+The scenario of the issue, scaled down: 6 categories of 50 queries, one evaluation pushed per day, the rule
+``nDCG@10 > 0.85`` (a rule without a segment: every category too). Beauty regresses on day 11 (0.80 on every
+query), and from day 15 15 of its 50 queries return nothing while the 35 answered ones are back at 0.90 —
+the mean over the answered queries alone (0.90) would pass. Service in-process (:class:`Monitor` on a
+:class:`Database`), SQLite and PostgreSQL.
+
+Oracles, written out by hand: beauty during the outage scores (35 × 0.90 + 15 × 0) / 50 = 0.63 (the gate's
+rule: every qrels query counts); its coverage is 35/50 = 0.7; all queries 285/300 = 0.95.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from .conftest import backends, make_db_url
+
+CATS = ["beauty", "books", "garden", "home", "sports", "toys"]
+SEGMENTS = {f"{c}-{i:02d}": c for c in CATS for i in range(50)}
+DAY0 = dt.datetime(2026, 9, 1, 6, tzinfo=dt.timezone.utc)
+OUTAGE = 15  # first day of the outage
+REGRESSION = 11
+
+
+def _day_doc(day: int) -> dict[str, Any]:
+    """The ``ranklens eval -f json --per-query`` document of one day (``skipped_queries``: unanswered)."""
+    per_query: dict[str, dict[str, float]] = {}
+    skipped: list[str] = []
+    for q, cat in SEGMENTS.items():
+        v = 0.90
+        if cat == "beauty" and REGRESSION <= day < OUTAGE:
+            v = 0.80
+        if cat == "beauty" and day >= OUTAGE and int(q[-2:]) < 15:
+            skipped.append(q)
+            continue
+        per_query[q] = {"nDCG@10": v}
+    agg = sum(r["nDCG@10"] for r in per_query.values()) / len(per_query)
+    run = {"run": "prod", "measures": ["nDCG@10"], "aggregate": {"nDCG@10": agg}, "num_queries": len(per_query),
+           "per_query": per_query, "notes": [], "options": {"missing": "skip"},
+           "expected_queries": len(SEGMENTS), "skipped_queries": sorted(skipped)}
+    return {"ranklens_version": "0", "runs": [run]}
+
+
+@pytest.fixture(params=backends())
+def monitor(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    from ranklens.monitor.db import Database
+    from ranklens.monitor.service import Monitor
+
+    url, pg = make_db_url(request.param, tmp_path)
+    db = Database(url)
+    db.migrate()
+    try:
+        yield Monitor(db)
+    finally:
+        db.dispose()
+        if pg is not None:
+            pg.drop()
+
+
+def _push(monitor: Any, project: str, day: int, **extra: Any) -> dict[str, Any]:
+    from ranklens.monitor.schemas import SnapshotIn
+
+    body = SnapshotIn.model_validate({
+        "id": f"day-{day:02d}", "system": "prod", "at": DAY0 + dt.timedelta(days=day - 1),
+        "results": _day_doc(day), "query_segments": SEGMENTS, **extra,
+    })
+    out, created = monitor.ingest(project, body)
+    assert created
+    return out
+
+
+def _deliveries(monitor: Any) -> list[tuple[str, dict[str, Any]]]:
+    from ranklens.monitor.models import Delivery
+
+    with monitor.db.read() as s:
+        return [(e, json.loads(p)) for e, p in s.execute(select(Delivery.event, Delivery.payload).order_by(Delivery.id))]
+
+
+def _checks(out: dict[str, Any], measure: str, segment: str | None) -> list[dict[str, Any]]:
+    return [r for r in out["rules"] if r["rule"].startswith(measure) and r["segment"] == segment]
+
+
+def test_outage_keeps_the_alert_firing_and_fires_coverage(monitor: Any) -> None:
+    from ranklens.monitor import views
+    from ranklens.monitor.schemas import RuleIn, WebhookIn
+
+    project = "shop"
+    monitor.add_rule(project, RuleIn(expr="nDCG@10 > 0.85"))
+    monitor.add_webhook(WebhookIn(url="http://127.0.0.1:9/hook", project=project))
+    outs = {day: _push(monitor, project, day) for day in range(1, 22)}
+
+    # the regression fires on beauty (and only there) on day 11
+    (beauty11,) = _checks(outs[REGRESSION], "nDCG@10 > 0.85", "beauty")
+    assert beauty11["status"] == "breach" and beauty11["alert"]["change"] == "fired"
+    assert beauty11["value"] == pytest.approx(0.80)
+    # the outage: beauty = (35 × 0.90 + 15 × 0) / 50 = 0.63, every qrels query counts; still firing
+    for day in range(OUTAGE, 22):
+        (b,) = _checks(outs[day], "nDCG@10 > 0.85", "beauty")
+        assert b["status"] == "breach" and b["alert"]["change"] == "still firing", day
+        assert b["value"] == pytest.approx(35 * 0.90 / 50)
+        assert "15 of 50 expected queries unanswered, scored 0" in b["detail"]
+        assert outs[day]["segments"]["beauty"]["nDCG@10"] == pytest.approx(0.63)
+        assert outs[day]["values"]["nDCG@10"] == pytest.approx((285 * 0.90) / 300)
+        assert outs[day]["coverage"]["answered"] == 285 and outs[day]["coverage"]["expected"] == 300
+        assert outs[day]["coverage"]["segments"]["beauty"] == {"answered": 35, "expected": 50, "ratio": 0.7}
+    # coverage fires by itself on the outage day (all queries and beauty), not before, and stays firing
+    for day in range(1, OUTAGE):
+        assert all(r["status"] in ("ok", "skipped") for r in _checks(outs[day], "query_coverage", None) + _checks(outs[day], "query_coverage", "beauty"))
+    (cov_all,) = _checks(outs[OUTAGE], "query_coverage", None)
+    (cov_beauty,) = _checks(outs[OUTAGE], "query_coverage", "beauty")
+    assert cov_all["status"] == cov_beauty["status"] == "breach"
+    assert cov_all["alert"]["change"] == cov_beauty["alert"]["change"] == "fired"
+    assert cov_beauty["value"] == pytest.approx(0.7) and cov_all["value"] == pytest.approx(0.95)
+    assert "change −0.3000 (fell)" in cov_beauty["detail"]
+    (cov_books,) = _checks(outs[OUTAGE], "query_coverage", "books")
+    assert cov_books["status"] == "ok"
+    for day in range(OUTAGE + 1, 22):
+        (c,) = _checks(outs[day], "query_coverage", "beauty")
+        assert c["status"] == "breach" and c["alert"]["change"] == "still firing", day
+    # nothing resolved: no alert.resolved webhook at all
+    events = _deliveries(monitor)
+    assert [e for e, _ in events if e == "alert.resolved"] == []
+    assert sorted((p["alert"]["measure"], p["alert"]["segment"] or "") for e, p in events) == [
+        ("nDCG@10", "beauty"), ("query_coverage", ""), ("query_coverage", "beauty")
+    ]
+    # the coverage series shows the drop: 1.0 for 14 days, then 0.7
+    with monitor.db.read() as s:
+        series = views.series_view(s, project, measure="query_coverage", segment="beauty")
+    values = [p["value"] for p in series["series"][0]["points"]]
+    assert values == [1.0] * (OUTAGE - 1) + [0.7] * (22 - OUTAGE)
+
+
+def test_outage_with_missing_skip_says_on_how_many_queries(monitor: Any) -> None:
+    """``missing: skip`` (explicit): values over the answered queries, and every check says on how many;
+    coverage still fires."""
+    from ranklens.monitor.schemas import RuleIn
+
+    project = "shop-skip"
+    monitor.add_rule(project, RuleIn(expr="nDCG@10 > 0.85"))
+    outs = {day: _push(monitor, project, day, missing="skip") for day in (13, 14, OUTAGE)}
+    (b,) = _checks(outs[OUTAGE], "nDCG@10 > 0.85", "beauty")
+    assert b["value"] == pytest.approx(0.90) and b["status"] == "ok"
+    assert "on 35 of 50 queries" in b["detail"]
+    assert outs[OUTAGE]["missing"] == "skip"
+    (c,) = _checks(outs[OUTAGE], "query_coverage", "beauty")
+    assert c["status"] == "breach" and c["value"] == pytest.approx(0.7)
+
+
+def test_coverage_cannot_be_sent_as_a_value() -> None:
+    from ranklens.errors import InputError
+    from ranklens.monitor.schemas import SnapshotIn
+    from ranklens.monitor.service import normalise_snapshot
+
+    with pytest.raises(InputError, match="query_coverage is computed by the monitor"):
+        normalise_snapshot(SnapshotIn.model_validate({"system": "s", "values": {"query_coverage": 1.0, "AP": 0.5}}))
+
+
+def test_aggregate_only_results_with_skipped_queries_need_missing_skip() -> None:
+    from ranklens.errors import InputError
+    from ranklens.monitor.schemas import SnapshotIn
+    from ranklens.monitor.service import normalise_snapshot
+
+    run = {"run": "r", "aggregate": {"AP": 0.5}, "num_queries": 8, "expected_queries": 10, "skipped_queries": ["a", "b"]}
+    with pytest.raises(InputError, match="did not answer 2 of its 10 qrels queries"):
+        normalise_snapshot(SnapshotIn.model_validate({"system": "s", "results": run}))
+    data = normalise_snapshot(SnapshotIn.model_validate({"system": "s", "results": run, "missing": "skip"}))
+    assert data.coverage == {"": (8, 10)} and data.aggregates == {"AP": 0.5, "query_coverage": 0.8}
