@@ -116,7 +116,27 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
             }
         )
     seg = f" — segment {page['segment']}" if page.get("segment") else ""
-    return {"data": data, "layout": _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})}
+    layout = _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})
+    periods = _alert_periods(page["alerts"], max(xs) if xs else None)
+    if periods:
+        layout["shapes"] = periods
+    return {"data": data, "layout": layout}
+
+
+def _alert_periods(alerts: list[dict[str, Any]], last: str | None) -> list[dict[str, Any]]:
+    """A shaded band over the time each alert covered, from its start to its resolution (or the newest
+    point while it fires): a resolved alert stays visible where it was."""
+    out = []
+    for a in alerts:
+        end = a.get("resolved_at") or last
+        if a.get("started_at") is None or end is None:
+            continue
+        out.append({
+            "type": "rect", "xref": "x", "yref": "paper", "x0": a["started_at"], "x1": end, "y0": 0, "y1": 1,
+            "fillcolor": "rgba(214,39,40,0.10)" if a["state"] == "firing" else "rgba(120,120,120,0.12)",
+            "line": {"width": 0}, "layer": "below",
+        })
+    return out
 
 
 def _alpha(colour: str, a: float) -> str:

@@ -55,6 +55,7 @@ __all__ = [
     "describe_rule",
     "edit_rule",
     "ensure_coverage_rule",
+    "monitor_scope_key",
     "signed_change",
     "evaluate_rules",
     "find_same_rule",
@@ -176,7 +177,7 @@ def describe_rule(rule: Rule, systems: dict[int, str], scope: str = "") -> str:
     return text + seg_text + who
 
 
-def _scope_key(rule: Rule) -> tuple[str, str]:
+def monitor_scope_key(rule: Rule) -> tuple[str, str]:
     """A monitor rule's kind in the gate's terms (min, max, max_drop) and its measure: a segment's own
     rule replaces a general rule with the same key there (:func:`ranklens.gates.rule_scopes`)."""
     if rule.kind == "threshold":
@@ -209,7 +210,7 @@ def evaluate_rules(s: Session, project: Ref, system: Ref, snap: SnapRef, data: S
     segments = sorted(set(data.segment_values) | {k for k in data.coverage or {} if k})
     outcomes: list[CheckOutcome] = []
     checks: list[dict[str, Any]] = []
-    for rule, scope in rule_scopes(rules, segments, key=_scope_key, segment_of=lambda r: r.segment or None):
+    for rule, scope in rule_scopes(rules, segments, key=monitor_scope_key, segment_of=lambda r: r.segment or None):
         seg = scope or ""
         if rule.kind == "significance" and rule.reference_system_id == system.id:
             continue  # the reference is not compared with itself
