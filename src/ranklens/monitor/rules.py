@@ -325,9 +325,10 @@ def signed_change(value: float, reference: float) -> str:
     ('change −0.0168 (fell)', 'change +0.1000 (rose)', 'change +0.0000 (unchanged)')
     """
     d = value - reference
-    word = "fell" if d < 0 else "rose" if d > 0 else "unchanged"
     text = f"{abs(d):.4f}"
-    return f"change {'−' if d < 0 else '+'}{text} ({word})"
+    if float(text) == 0:  # a rounding residue is no change (it must not read "−0.0000 (fell)")
+        return "change +0.0000 (unchanged)"
+    return f"change {'−' if d < 0 else '+'}{text} ({'fell' if d < 0 else 'rose'})"
 
 
 def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData, seg: str) -> tuple[str, float | None, str]:
