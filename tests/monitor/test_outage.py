@@ -172,3 +172,73 @@ def test_aggregate_only_results_with_skipped_queries_need_missing_skip() -> None
         normalise_snapshot(SnapshotIn.model_validate({"system": "s", "results": run}))
     data = normalise_snapshot(SnapshotIn.model_validate({"system": "s", "results": run, "missing": "skip"}))
     assert data.coverage == {"": (8, 10)} and data.aggregates == {"AP": 0.5, "query_coverage": 0.8}
+
+
+def _files(tmp: Path) -> tuple[Path, Path, Path]:
+    """6 queries in 2 segments; the run answers 4 of them (a1 and b1 are missing)."""
+    qrels, run, segs = tmp / "q.txt", tmp / "r.txt", tmp / "s.tsv"
+    qrels.write_text("".join(f"{q} 0 d{i} {1 + i % 2}\n" for q in ("a1", "a2", "a3", "b1", "b2", "b3") for i in range(3)))
+    rows = {"a2": ["d1", "d0", "x"], "a3": ["x", "d0"], "b2": ["d0", "d1", "d2"], "b3": ["y", "z", "d1"]}
+    run.write_text("".join(f"{q} Q0 {d} {r + 1} {10 - r} sys\n" for q, docs in rows.items() for r, d in enumerate(docs)))
+    segs.write_text("query_id\tsegment\n" + "".join(f"{q}\t{q[0]}\n" for q in ("a1", "a2", "a3", "b1", "b2", "b3")))
+    return qrels, run, segs
+
+
+def test_eval_json_then_push_counts_unanswered_queries(server: Any, project: str, tmp_path: Path) -> None:
+    """The documented path (eval -f json --per-query, then push) stores what ``eval --missing zero`` and the
+    gate compute: every qrels query counts. The oracle is the engine's own run with ``--missing zero``."""
+    from click.testing import CliRunner
+
+    from ranklens.cli.main import cli
+
+    from .conftest import TOKEN
+
+    qrels, run, segs = _files(tmp_path)
+    runner = CliRunner()
+    doc = runner.invoke(cli, ["eval", str(qrels), str(run), "-m", "nDCG@10", "--per-query", "-f", "json", "--quiet"])
+    assert doc.exit_code == 0, doc.output
+    (r,) = json.loads(doc.stdout)["runs"]
+    assert r["expected_queries"] == 6 and r["skipped_queries"] == ["a1", "b1"] and len(r["per_query"]) == 4
+    zero = runner.invoke(cli, ["eval", str(qrels), str(run), "-m", "nDCG@10", "--per-query", "-f", "json", "--quiet",
+                               "--missing", "zero", "--segments", str(segs)])
+    (z,) = json.loads(zero.stdout)["runs"]
+    results = tmp_path / "results.json"
+    results.write_text(doc.stdout)
+    pushed = runner.invoke(cli, ["push", str(results), "-p", project, "-s", "prod", "--segments", str(segs),
+                                 "--url", server.url, "--token", TOKEN])
+    assert pushed.exit_code == 0, pushed.output
+    assert "2 of 6 expected queries unanswered (scored 0)" in pushed.output
+    with server.client() as c:
+        snap = c.snapshot(project, c.snapshots(project)["snapshots"][0]["id"])
+    values = {row["segment"]: row["values"] for row in snap["values"]}
+    assert values["(all)"]["nDCG@10"] == pytest.approx(z["aggregate"]["nDCG@10"], abs=1e-12)
+    for seg in ("a", "b"):
+        assert values[seg]["nDCG@10"] == pytest.approx(z["segments"][seg]["aggregate"]["nDCG@10"], abs=1e-12)
+        assert values[seg]["query_coverage"] == pytest.approx(2 / 3)
+    assert snap["coverage"]["answered"] == 4 and snap["coverage"]["expected"] == 6 and snap["missing"] == "zero"
+    # --missing skip: the values of eval's default (answered queries only), said to be on 4 of 6 queries
+    pushed = runner.invoke(cli, ["push", str(results), "-p", project, "-s", "prod-skip", "--missing", "skip",
+                                 "--url", server.url, "--token", TOKEN])
+    assert pushed.exit_code == 0 and "left out of the values" in pushed.output
+    html = httpx_get(f"{server.url}/projects/{project}/segments")
+    assert "4 of 6" in html
+
+
+def test_python_client_takes_the_qrels_as_expected_queries(server: Any, project: str) -> None:
+    import ranklens
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    with pytest.warns(ranklens.RanklensWarning, match="1 qrels query with no retrieved document: skipped"):
+        res = ranklens.evaluate(qrels, {"q1": {"a": 1.0}, "q2": {"x": 1.0}, "q3": {"c": 1.0}}, ["P@1"])
+    assert res["P@1"] == pytest.approx(2 / 3)  # eval's default leaves q4 out
+    with server.client() as c:
+        out = c.push(res, project=project, system="py", expected_queries=ranklens.read_qrels(qrels))
+        assert out["values"]["P@1"] == pytest.approx(2 / 4) and out["coverage"]["answered"] == 3
+        skip = c.push(res, project=project, system="py-skip", expected_queries=["q1", "q2", "q3", "q4"], missing="skip")
+        assert skip["values"]["P@1"] == pytest.approx(2 / 3) and skip["values"]["query_coverage"] == 0.75
+
+
+def httpx_get(url: str) -> str:
+    import httpx
+
+    return httpx.get(url).text
