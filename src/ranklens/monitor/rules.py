@@ -55,10 +55,10 @@ __all__ = [
     "describe_rule",
     "edit_rule",
     "ensure_coverage_rule",
-    "monitor_scope_key",
-    "signed_change",
     "evaluate_rules",
     "find_same_rule",
+    "monitor_scope_key",
+    "signed_change",
 ]
 
 _RULES_FOR = (

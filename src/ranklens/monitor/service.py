@@ -176,7 +176,7 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
     tags = _tags(body.tags)
     if body.dataset is not None:
         tags.setdefault("dataset", body.dataset)
-    content = {
+    content: dict[str, Any] = {
         "system": body.system,
         "at": iso(body.at),  # a default time ("now") is not content: a retry without 'at' is the same snapshot
         "tags": tags,
