@@ -96,3 +96,20 @@ def test_signed_change_words() -> None:
 
     assert signed_change(0.8611, 0.8779) == "change −0.0168 (fell)"
     assert signed_change(0.9, 0.8) == "change +0.1000 (rose)"
+
+
+def test_ab_defaults_production_to_the_baseline(monitor: Any) -> None:
+    """Without roles given, the longest-running system is the baseline and the newest the candidate (by
+    name, "production" would sort after "experiment" and be painted as the candidate)."""
+    from ranklens.monitor import views
+    from ranklens.monitor.schemas import SnapshotIn
+
+    for system, day in (("production", 1), ("production", 2), ("experiment", 2)):
+        body = SnapshotIn.model_validate({"id": f"{system}-{day}", "system": system, "at": DAY0 + dt.timedelta(days=day),
+                                          "values": {"nDCG@10": 0.8}})
+        monitor.ingest("ab-default", body)
+    with monitor.db.read() as s:
+        page = views.ab_view(s, "ab-default")
+        assert (page["baseline"], page["candidate"]) == ("production", "experiment")
+        given = views.ab_view(s, "ab-default", baseline="experiment")
+        assert (given["baseline"], given["candidate"]) == ("experiment", "production")

@@ -515,12 +515,16 @@ def ab_view(
     all_names = sorted(names.values())
     baseline = baseline or b
     candidate = candidate or a
+    if baseline is None or candidate is None:
+        # by default the longest-running system (production) is the baseline and the newest one the
+        # candidate — never production painted as the candidate because of its name's place in the alphabet
+        all_names = _by_first_snapshot(s, p, names) or all_names
     if baseline is None:
         rest = [n for n in all_names if n != candidate]
         baseline = rest[0] if rest else (all_names[0] if all_names else None)
     if candidate is None:
         rest = [n for n in all_names if n != baseline]
-        candidate = rest[0] if rest else baseline
+        candidate = rest[-1] if rest else baseline
     if measure is None:
         measure = headline_measure(filt["measures"], p.headline_measure)
     out: dict[str, Any] = {
@@ -570,6 +574,14 @@ def ab_view(
     out["per_query"] = per_query
     out["series"] = series_view(s, name, measure=measure, systems=sorted({baseline, candidate}), segment=segment, band=False)["series"]
     return out
+
+
+def _by_first_snapshot(s: Session, p: Project, names: dict[int, str]) -> list[str]:
+    """The project's systems with snapshots, oldest first snapshot first (then by name)."""
+    firsts = s.execute(
+        select(Snapshot.system_id, func.min(Snapshot.at)).where(Snapshot.project_id == p.id).group_by(Snapshot.system_id)
+    ).all()
+    return [names[sid] for sid, _ in sorted(firsts, key=lambda r: (r[1], names[r[0]])) if sid in names]
 
 
 def _paired(
