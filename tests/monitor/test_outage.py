@@ -242,3 +242,38 @@ def httpx_get(url: str) -> str:
     import httpx
 
     return httpx.get(url).text
+
+
+def test_missing_skip_is_said_wherever_the_value_is_shown(monitor: Any) -> None:
+    """With ``missing: skip`` the overview cell, the series points, the Segments page and the snapshot page
+    say "on 285 of 300 queries" / "on 35 of 50 queries" next to the value."""
+    from ranklens.monitor import views
+
+    project = "shop-skip-shown"
+    _push(monitor, project, OUTAGE, missing="skip")
+    with monitor.db.read() as s:
+        ov = views.overview_view(s, project)
+        cell = next(c for c in ov["systems"][0]["values"] if c["measure"] == "nDCG@10")
+        assert cell["on"] == "on 285 of 300 queries"
+        series = views.series_view(s, project, measure="nDCG@10", segment="beauty")
+        assert series["series"][0]["points"][0]["on"] == "on 35 of 50 queries"
+        segs = {r["segment"]: r for r in views.segments_view(s, project, measure="nDCG@10")["segments"]}
+        assert segs["beauty"]["on"] == {"prod": "on 35 of 50 queries"} and segs["books"]["on"] == {}
+        snap = views.snapshot_view(s, project, f"day-{OUTAGE:02d}")
+        assert snap["missing"] == "skip" and snap["coverage"]["answered"] == 285
+        beauty = next(r for r in snap["values"] if r["segment"] == "beauty")
+        assert beauty["coverage"] == {"answered": 35, "expected": 50}
+
+
+def test_server_side_evaluation_counts_the_stored_qrels(monitor: Any) -> None:
+    """``POST /runs``: the stored qrels are the expected queries. q4 is unanswered: P@1 = (1 + 0 + 1 + 0) / 4
+    (it scores 0), not 2/3; coverage 3/4."""
+    from ranklens.monitor.schemas import DatasetIn, RunIn
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    run = {"q1": {"a": 1.0}, "q2": {"x": 1.0}, "q3": {"c": 1.0}}
+    monitor.add_dataset("served", DatasetIn(name="judged", version="v1", qrels=qrels))
+    out, _ = monitor.evaluate_run("served", RunIn(system="s", dataset="judged", measures=["P@1"], run=run))
+    assert out["values"]["P@1"] == pytest.approx(2 / 4) and out["values"]["query_coverage"] == 0.75
+    skip, _ = monitor.evaluate_run("served", RunIn(system="t", dataset="judged", measures=["P@1"], run=run, missing="skip"))
+    assert skip["values"]["P@1"] == pytest.approx(2 / 3) and skip["coverage"]["answered"] == 3

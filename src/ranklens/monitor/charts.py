@@ -82,6 +82,7 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
                 "name": _t(ser["system"]),
                 "x": x,
                 "y": [p["value"] for p in ser["points"]],
+                "text": [_t(p.get("on") or "") for p in ser["points"]],  # "on 35 of 50 queries" (missing: skip)
                 "marker": {"size": 4, "color": COLOURS[i % len(COLOURS)]},
                 "line": {"width": 1.5, "color": COLOURS[i % len(COLOURS)]},
             }

@@ -121,10 +121,13 @@ class SegmentStatus(_Read):
 
 
 class OverviewCell(_Read):
+    """``on``: ``on 35 of 50 queries`` when the value leaves unanswered queries out (``missing: skip``)."""
+
     measure: str
     value: Number | None
     status: str | None
     segments: list[SegmentStatus]
+    on: str | None
 
 
 class OverviewSystem(_Read):
@@ -166,6 +169,7 @@ class SeriesPoint(_Read):
     ci_low: Number | None = None
     ci_high: Number | None = None
     n: int | None = None
+    on: str | None = None  # ``on 35 of 50 queries`` when the value leaves unanswered queries out
 
 
 class SeriesLine(_Read):

@@ -227,6 +227,7 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
                     "value": values[sid].get(m),
                     "status": status,
                     "segments": [{"segment": k, "status": v} for k, v in sorted(seg_status.items())],
+                    "on": _on(snap, "") if m != COVERAGE else None,
                 }
             )
         rows.append(
@@ -257,6 +258,14 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
         "firing_alerts": firing,
         "snapshots": n_snaps,
     }
+
+
+def _on(snap: Snapshot | None, segment: str) -> str | None:
+    """``on 35 of 50 queries`` when the snapshot's values leave unanswered queries out (``missing: skip``)."""
+    if snap is None or snap.missing != "skip":
+        return None
+    a, e = (stored_coverage(snap.coverage) or {}).get(segment, (0, 0))
+    return on_text(a, e) if e and a < e else None
 
 
 def _worst(statuses: Any) -> str:
@@ -308,14 +317,21 @@ def series_view(
     series = []
     for sid, sname in chosen.items():
         q = (
-            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query)
+            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query,
+                   Snapshot.missing, Snapshot.coverage)
             .join(SnapshotValue, SnapshotValue.snapshot_id == Snapshot.id)
             .where(Snapshot.system_id == sid, SnapshotValue.measure == measure, SnapshotValue.segment == segment)
         )
         if since is not None:
             q = q.where(Snapshot.at >= since)
         rows = s.execute(q.order_by(Snapshot.at.desc(), Snapshot.id.desc()).limit(limit)).all()[::-1]
-        points = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, _, _ in rows]
+        points: list[dict[str, Any]] = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, *_ in rows]
+        if measure != COVERAGE:
+            for point, r in zip(points, rows):
+                if r.missing == "skip":  # values over the answered queries: say on how many
+                    a, e = (stored_coverage(r.coverage) or {}).get(segment, (0, 0))
+                    if e and a < e:
+                        point["on"] = on_text(a, e)
         if band:
             # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
             # stored per-query values (cached per snapshot: snapshots do not change)
