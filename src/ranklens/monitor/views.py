@@ -327,11 +327,11 @@ def series_view(
         rows = s.execute(q.order_by(Snapshot.at.desc(), Snapshot.id.desc()).limit(limit)).all()[::-1]
         points: list[dict[str, Any]] = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, *_ in rows]
         if measure != COVERAGE:
-            for point, r in zip(points, rows):
-                if r.missing == "skip":  # values over the answered queries: say on how many
-                    a, e = (stored_coverage(r.coverage) or {}).get(segment, (0, 0))
-                    if e and a < e:
-                        point["on"] = on_text(a, e)
+            for point, row in zip(points, rows):
+                if row.missing == "skip":  # values over the answered queries: say on how many
+                    answered, expected = (stored_coverage(row.coverage) or {}).get(segment, (0, 0))
+                    if expected and answered < expected:
+                        point["on"] = on_text(answered, expected)
         if band:
             # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
             # stored per-query values (cached per snapshot: snapshots do not change)
