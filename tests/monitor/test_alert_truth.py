@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from .conftest import backends, make_db_url
+from .conftest import backends, in_process_monitor
 
 DAY0 = dt.datetime(2026, 8, 1, 6, tzinfo=dt.timezone.utc)
 GOOD, BAD = 0.880, 0.869
@@ -27,18 +27,8 @@ FIRST_BAD, LAST_BAD = 15, 21
 
 @pytest.fixture(params=backends())
 def monitor(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    from ranklens.monitor.db import Database
-    from ranklens.monitor.service import Monitor
-
-    url, pg = make_db_url(request.param, tmp_path)
-    db = Database(url)
-    db.migrate()
-    try:
-        yield Monitor(db)
-    finally:
-        db.dispose()
-        if pg is not None:
-            pg.drop()
+    with in_process_monitor(request.param, tmp_path) as m:
+        yield m
 
 
 def _value(day: int) -> float:

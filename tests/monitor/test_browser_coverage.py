@@ -46,14 +46,23 @@ def coverage_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
         srv.stop()
 
 
+def _open(context: Any, url: str, shot: Path, charts: int = 1) -> Watched:
+    """The page at ``url`` once its charts are drawn, with a full-page screenshot at ``shot``."""
+    w = Watched(context)
+    w.page.goto(url, wait_until="load")
+    if charts:
+        w.page.wait_for_function(
+            f"document.querySelectorAll('div.chart[data-rendered=\"true\"]').length >= {charts}", timeout=20_000
+        )
+    w.page.screenshot(path=str(shot), full_page=True)
+    return w
+
+
 def test_segments_page_marks_bounds_breaches_and_coverage(
     coverage_server: ServerProcess, browser_context: Any, artifacts_dir: Path  # noqa: F811
 ) -> None:
-    w = Watched(browser_context)
+    w = _open(browser_context, f"{coverage_server.url}/projects/{P}/segments?measure=nDCG%4010", artifacts_dir / "segments-coverage.png")
     try:
-        w.page.goto(f"{coverage_server.url}/projects/{P}/segments?measure=nDCG%4010", wait_until="load")
-        w.page.wait_for_function("document.querySelectorAll('div.chart[data-rendered=\"true\"]').length >= 1", timeout=20_000)
-        w.page.screenshot(path=str(artifacts_dir / "segments-coverage.png"), full_page=True)
         beauty = w.page.locator("tr[data-segment=beauty]")
         assert beauty.locator("td.thresholds").inner_text() == "> 0.85"
         value = beauty.locator("td.value")
@@ -74,10 +83,9 @@ def test_segments_page_marks_bounds_breaches_and_coverage(
 def test_snapshot_page_shows_coverage_and_change_per_segment(
     coverage_server: ServerProcess, browser_context: Any, artifacts_dir: Path  # noqa: F811
 ) -> None:
-    w = Watched(browser_context)
+    url = f"{coverage_server.url}/projects/{P}/snapshots/day-2?compare=day-1&measure=nDCG%4010"
+    w = _open(browser_context, url, artifacts_dir / "snapshot-coverage.png", charts=0)
     try:
-        w.page.goto(f"{coverage_server.url}/projects/{P}/snapshots/day-2?compare=day-1&measure=nDCG%4010", wait_until="load")
-        w.page.screenshot(path=str(artifacts_dir / "snapshot-coverage.png"), full_page=True)
         assert "26 of 30 expected queries answered (the others scored 0)" in w.page.locator("main p").first.inner_text()
         row = w.page.locator("table.segment-changes tr", has_text="beauty")
         cells = [c.strip() for c in row.locator("td").all_inner_texts()]
@@ -90,12 +98,9 @@ def test_snapshot_page_shows_coverage_and_change_per_segment(
 def test_coverage_series_shows_the_drop_and_the_alert(
     coverage_server: ServerProcess, browser_context: Any, artifacts_dir: Path  # noqa: F811
 ) -> None:
-    w = Watched(browser_context)
+    q = urllib.parse.urlencode({"measure": "query_coverage", "segment": "beauty"})
+    w = _open(browser_context, f"{coverage_server.url}/projects/{P}/series?{q}", artifacts_dir / "series-coverage.png")
     try:
-        q = urllib.parse.urlencode({"measure": "query_coverage", "segment": "beauty"})
-        w.page.goto(f"{coverage_server.url}/projects/{P}/series?{q}", wait_until="load")
-        w.page.wait_for_function("document.querySelectorAll('div.chart[data-rendered=\"true\"]').length >= 1", timeout=20_000)
-        w.page.screenshot(path=str(artifacts_dir / "series-coverage.png"), full_page=True)
         assert w.page.locator("div.chart .shapelayer path").count() >= 1  # the alert's period
         assert "firing" in w.page.locator("main").inner_text()
         assert w.clean(), w.report()

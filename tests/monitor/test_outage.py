@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from .conftest import backends, make_db_url
+from .conftest import backends, in_process_monitor
 
 CATS = ["beauty", "books", "garden", "home", "sports", "toys"]
 SEGMENTS = {f"{c}-{i:02d}": c for c in CATS for i in range(50)}
@@ -50,18 +50,8 @@ def _day_doc(day: int) -> dict[str, Any]:
 
 @pytest.fixture(params=backends())
 def monitor(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    from ranklens.monitor.db import Database
-    from ranklens.monitor.service import Monitor
-
-    url, pg = make_db_url(request.param, tmp_path)
-    db = Database(url)
-    db.migrate()
-    try:
-        yield Monitor(db)
-    finally:
-        db.dispose()
-        if pg is not None:
-            pg.drop()
+    with in_process_monitor(request.param, tmp_path) as m:
+        yield m
 
 
 def _push(monitor: Any, project: str, day: int, **extra: Any) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from .conftest import backends, make_db_url
+from .conftest import backends, in_process_monitor
 
 SEGS = {f"{seg}-{i:02d}": seg for seg in ("books", "toys", "garden") for i in range(20)}
 BASE = {"books": 0.92, "toys": 0.90, "garden": 0.88}
@@ -117,18 +117,8 @@ def _monitor(monitor: Any, project: str, rules: Path, segments: bool) -> dict[st
 
 @pytest.fixture(scope="module", params=backends())
 def monitor(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from ranklens.monitor.db import Database
-    from ranklens.monitor.service import Monitor
-
-    url, pg = make_db_url(request.param, tmp_path_factory.mktemp("rule-cases-db"))
-    db = Database(url)
-    db.migrate()
-    try:
-        yield Monitor(db)
-    finally:
-        db.dispose()
-        if pg is not None:
-            pg.drop()
+    with in_process_monitor(request.param, tmp_path_factory.mktemp("rule-cases-db")) as m:
+        yield m
 
 
 @pytest.mark.parametrize(("name", "body", "segments", "expected"), CASES, ids=[c[0] for c in CASES])
