@@ -29,13 +29,13 @@ OUTAGE = 15  # first day of the outage
 REGRESSION = 11
 
 
-def _day_doc(day: int) -> dict[str, Any]:
+def _day_doc(day: int, regression: bool = True) -> dict[str, Any]:
     """The ``ranklens eval -f json --per-query`` document of one day (``skipped_queries``: unanswered)."""
     per_query: dict[str, dict[str, float]] = {}
     skipped: list[str] = []
     for q, cat in SEGMENTS.items():
         v = 0.90
-        if cat == "beauty" and REGRESSION <= day < OUTAGE:
+        if regression and cat == "beauty" and REGRESSION <= day < OUTAGE:
             v = 0.80
         if cat == "beauty" and day >= OUTAGE and int(q[-2:]) < 15:
             skipped.append(q)
@@ -54,12 +54,12 @@ def monitor(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         yield m
 
 
-def _push(monitor: Any, project: str, day: int, **extra: Any) -> dict[str, Any]:
+def _push(monitor: Any, project: str, day: int, regression: bool = True, **extra: Any) -> dict[str, Any]:
     from ranklens.monitor.schemas import SnapshotIn
 
     body = SnapshotIn.model_validate({
         "id": f"day-{day:02d}", "system": "prod", "at": DAY0 + dt.timedelta(days=day - 1),
-        "results": _day_doc(day), "query_segments": SEGMENTS, **extra,
+        "results": _day_doc(day, regression), "query_segments": SEGMENTS, **extra,
     })
     out, created = monitor.ingest(project, body)
     assert created
@@ -125,6 +125,23 @@ def test_outage_keeps_the_alert_firing_and_fires_coverage(monitor: Any) -> None:
         series = views.series_view(s, project, measure="query_coverage", segment="beauty")
     values = [p["value"] for p in series["series"][0]["points"]]
     assert values == [1.0] * (OUTAGE - 1) + [0.7] * (22 - OUTAGE)
+
+
+def test_an_outage_alone_fires_on_its_first_day(monitor: Any) -> None:
+    """No regression before: the outage by itself fires the beauty alert on its first day (0.63 < 0.85)
+    and coverage with it; nothing resolves while the queries stay missing."""
+    from ranklens.monitor.schemas import RuleIn, WebhookIn
+
+    project = "shop-outage-only"
+    monitor.add_rule(project, RuleIn(expr="nDCG@10 > 0.85"))
+    monitor.add_webhook(WebhookIn(url="http://127.0.0.1:9/hook", project=project))
+    outs = {day: _push(monitor, project, day, regression=False) for day in range(OUTAGE - 3, 22)}
+    fired = {day: [(r["rule"], r["segment"]) for r in out["rules"] if (r["alert"] or {}).get("change") == "fired"]
+             for day, out in outs.items()}
+    assert fired[OUTAGE] == [("nDCG@10 > 0.85 [segment beauty]", "beauty"), ("query_coverage >= 7-day mean − 0", None),
+                             ("query_coverage >= 7-day mean − 0 [segment beauty]", "beauty")]
+    assert all(not fired[d] for d in fired if d != OUTAGE)
+    assert [e for e, _ in _deliveries(monitor)] == ["alert.firing"] * 3
 
 
 def test_outage_with_missing_skip_says_on_how_many_queries(monitor: Any) -> None:
