@@ -73,6 +73,9 @@ def test_segments_page_marks_bounds_breaches_and_coverage(
         books = w.page.locator("tr[data-segment=books]")
         assert books.locator("td.value .mark.ok").inner_text() == "✓"
         assert books.locator("td.coverage").inner_text() == "10 of 10"
+        # the chart marks the bound in every segment: one marker per segment, at 0.85
+        assert w.page.locator("#chart-segments .legendtext", has_text="rule bound").count() == 1
+        assert w.page.locator("#chart-segments .scatterlayer .trace .points path").count() == 4
         whole = w.page.locator('tr[data-segment="(all)"]')
         assert whole.locator("td.coverage").inner_text() == "26 of 30"
         assert w.clean(), w.report()

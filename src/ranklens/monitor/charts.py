@@ -158,6 +158,17 @@ def segments_figure(page: dict[str, Any]) -> dict[str, Any]:
                 "marker": {"color": COLOURS[i % len(COLOURS)]},
             }
         )
+    xs, ys, texts = [], [], []
+    for row in page["segments"]:
+        for bound in row.get("thresholds", []):  # "> 0.85": the rules that apply in the segment
+            xs.append(_t(row["segment"]))
+            ys.append(float(bound.split()[-1]))
+            texts.append(_t(f"rule {bound}"))
+    if xs:
+        data.append({
+            "type": "scatter", "mode": "markers", "name": "rule bound", "x": xs, "y": ys, "text": texts,
+            "hoverinfo": "text+x", "marker": {"symbol": "line-ew-open", "size": 44, "color": "#555", "line": {"width": 2}},
+        })
     return {"data": data, "layout": _layout(f"{page['measure']} per segment (latest snapshot)", barmode="group")}
 
 
