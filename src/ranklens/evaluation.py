@@ -29,6 +29,7 @@ from ranklens.errors import InputError
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
+    from ranklens.measures.language import MeasuresArg
     from ranklens.results import Results
 
 __all__ = [
@@ -85,7 +86,7 @@ def read_qrels_file(
 def evaluate_files(
     qrels: Any,
     runs: Sequence[str | tuple[str | None, str]] | Mapping[str, str],
-    measures: Sequence[Any] | str,
+    measures: MeasuresArg,
     policy: EvalPolicy | None = None,
     *,
     stream: bool | None = None,
@@ -138,7 +139,7 @@ def evaluate_files(
 
 
 def _express(
-    qrels: Any, named: Sequence[tuple[str | None, str]], measures: Sequence[Any] | str, policy: EvalPolicy,
+    qrels: Any, named: Sequence[tuple[str | None, str]], measures: MeasuresArg, policy: EvalPolicy,
     stream: bool | None, progress: ProgressHook | None = None,
 ) -> tuple[list[Results], list[str]] | None:
     """The Results of the express path (:mod:`ranklens.express`: TREC text, the common measures, the
@@ -157,7 +158,7 @@ def _express(
         return None
     from ranklens.measures import parse_many
 
-    wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
+    wanted = parse_many(measures)
     paths = [path for _, path in named]
     quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress)
     if quick is None:

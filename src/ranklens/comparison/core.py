@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -21,7 +21,7 @@ from ranklens.comparison.rows import (
     ComparisonRow, Plan, QueryDelta, SummaryRow, compare_segment, correct, is_system, summary_rows, system_rows,
 )
 from ranklens.errors import InputError, warn_notes
-from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
 
 __all__ = ["Comparison", "compare"]
@@ -195,7 +195,7 @@ class Comparison:
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     baseline: str | int | None = None,
     test: str = "t",

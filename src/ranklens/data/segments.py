@@ -35,7 +35,7 @@ from typing import Any
 from ranklens.data.formats import SEGMENT_FILES
 from ranklens.errors import FormatError, InputError
 
-__all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments"]
+__all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments", "show_ids"]
 
 #: Accepted names (lower case) of the query column, preferred first.
 SEGMENT_QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
@@ -95,11 +95,12 @@ def check_overlap(segment_of: Mapping[str, str], queries: Iterable[str], *, sour
     labelled = list(segment_of)
     raise InputError(
         f"{source}: no evaluated query has a segment: it labels {len(labelled)} quer"
-        f"{'y' if len(labelled) == 1 else 'ies'} ({_show(labelled)}); the evaluated queries are {_show(queries)}"
+        f"{'y' if len(labelled) == 1 else 'ies'} ({show_ids(labelled)}); the evaluated queries are {show_ids(queries)}"
     )
 
 
-def _show(ids: list[str], limit: int = 5) -> str:
+def show_ids(ids: list[str], limit: int = 5) -> str:
+    """The first ``limit`` ids, comma-separated, ``…`` when there are more (``none`` when there are none)."""
     return ", ".join(ids[:limit]) + (", …" if len(ids) > limit else "") if ids else "none"
 
 
@@ -261,6 +262,8 @@ def _pick_columns(names: list[str]) -> tuple[str, str]:
     scol = next((names[lowered.index(a)] for a in SEGMENT_ALIASES if a in lowered), None)
     if qcol is not None and scol is None and len(names) == 2:
         scol = names[1 - names.index(qcol)]
+    if qcol is None and scol is not None and len(names) == 2:
+        qcol = names[1 - names.index(scol)]  # (user_id, segment): the other column is the query's
     if qcol is None and scol is None and len(names) == 2:
         qcol, scol = names
     if qcol is None:

@@ -17,7 +17,7 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
-from ranklens.measures.language import parse_many
+from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]
@@ -66,7 +66,7 @@ class Evaluator:
 
     def __init__(
         self,
-        measures: Iterable[Measure | str] | str,
+        measures: MeasuresArg,
         qrels: Any,
         *,
         missing: str = "skip",
@@ -191,7 +191,7 @@ class Evaluator:
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         if has_relevant is not None:
             query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
-        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system)
+        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system, id_kind=r.id_kind)
 
     @property
     def streamable(self) -> bool:
@@ -245,7 +245,7 @@ def nothing_evaluated(run_source: str, qrels_queries: int, run_queries: int) -> 
     )
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **options: Any) -> Results:
+def evaluate(qrels: Any, run: Any, measures: MeasuresArg, **options: Any) -> Results:
     """Evaluate ``run`` against ``qrels``: a thin wrapper over :class:`Evaluator`.
 
     >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}

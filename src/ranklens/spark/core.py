@@ -16,6 +16,7 @@ from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import DuplicateError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
 
 __all__ = ["SparkEvaluation", "evaluate"]
@@ -84,7 +85,7 @@ def require_pyspark() -> Any:
 def evaluate(
     run_df: Any,
     qrels_df: Any,
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     policy: EvalPolicy | None = None,
     segments: Any = None,
