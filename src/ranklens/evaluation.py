@@ -230,7 +230,7 @@ def evaluate_run_file(
                 raise
             if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
                 read_whole.append(path)
-    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True):
+    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True) and not _by_rank(columns):
         if not _parquet_streams(path, run_format):
             if stream:
                 raise InputError(
@@ -252,6 +252,11 @@ def evaluate_run_file(
         run = read_run(path, format=run_format, columns=columns)
     with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
         return evaluator(run, warn=False)
+
+
+def _by_rank(columns: Mapping[str, str] | None) -> bool:
+    """A column map with a ``rank`` role (positions, read whole: the streaming readers read scores)."""
+    return any(str(role).strip().lower() == "rank" for role in (columns or {}).values())
 
 
 def _parquet_streams(path: str, run_format: str | None) -> bool:

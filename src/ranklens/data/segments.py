@@ -6,9 +6,9 @@
 * text lines ``query_id segment``, separated by a tab, a comma or spaces; the segment is the rest of the
   line (it may hold spaces); blank lines and ``#`` comments are skipped;
 * CSV or TSV with a header naming the columns: a query column (``query_id``, ``qid``, ``query``, ``q_id``,
-  ``topic``, ``topic_id``) and a segment column (``segment``, ``category``, ``group``), in any order and
-  any case; other columns are ignored; a two-column header whose first column names the query takes the
-  second column as the segment (``qid cat``). The first line is a header when it starts with a query
+  ``topic``, ``topic_id``, ``query-id``, ``user_id``, ``userid``) and a segment column (``segment``,
+  ``category``, ``group``), in any order and any case; other columns are ignored; a two-column header
+  whose first column names the query takes the second column as the segment (``qid cat``). The first line is a header when it starts with a query
   column's name or names a segment column;
 * JSON ``{"query_id": "segment", ...}`` (numbers become strings), recognised by the ``.json`` extension or
   by its first character whatever the file's extension (:data:`ranklens.data.formats.SEGMENT_FILES`);
@@ -38,7 +38,7 @@ from ranklens.errors import FormatError, InputError
 __all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments", "show_ids"]
 
 #: Accepted names (lower case) of the query column, preferred first.
-SEGMENT_QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
+SEGMENT_QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "topic_id", "query-id", "user_id", "userid")
 #: Accepted names (lower case) of the segment column, preferred first.
 SEGMENT_ALIASES = ("segment", "category", "group")
 
@@ -262,8 +262,6 @@ def _pick_columns(names: list[str]) -> tuple[str, str]:
     scol = next((names[lowered.index(a)] for a in SEGMENT_ALIASES if a in lowered), None)
     if qcol is not None and scol is None and len(names) == 2:
         scol = names[1 - names.index(qcol)]
-    if qcol is None and scol is not None and len(names) == 2:
-        qcol = names[1 - names.index(scol)]  # (user_id, segment): the other column is the query's
     if qcol is None and scol is None and len(names) == 2:
         qcol, scol = names
     if qcol is None:
