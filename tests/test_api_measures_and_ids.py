@@ -161,3 +161,20 @@ def test_read_segments_takes_a_user_id_frame() -> None:
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"user_id": [1, 2], "segment": ["a", "b"]})
     assert ranklens.read_segments(frame) == {"1": "a", "2": "b"}
+
+
+# ------------------------------------------------------------------------------ judged_only per measure
+
+
+def test_judged_only_is_a_parameter_of_each_measure() -> None:
+    qrels = {"q1": {"a": 1, "c": 0}, "q2": {"b": 1, "d": 0}}
+    run = {"q1": {"x": 3.0, "a": 2.0, "c": 1.0}, "q2": {"y": 3.0, "d": 2.0, "b": 1.0}}
+    # without the unjudged x and y: q1 ranks a first, q2 ranks d (judged 0) then b → P@1 = (1 + 0)/2
+    res = ranklens.Evaluator(["P@1", "P(judged_only=true)@1", "RR(judged_only=true)"], qrels)(run, warn=False)
+    assert res.per_query("P@1") == {"q1": 0.0, "q2": 0.0}
+    assert res.per_query("P(judged_only=true)@1") == {"q1": 1.0, "q2": 0.0}
+    assert res.per_query("RR(judged_only=true)") == {"q1": 1.0, "q2": 0.5}
+    every = ranklens.Evaluator(["P@1", "RR"], qrels, judged_only=True)(run, warn=False)  # trec_eval -J, for all
+    assert every.per_query("P@1") == res.per_query("P(judged_only=true)@1")
+    assert every.per_query("RR") == res.per_query("RR(judged_only=true)")
+    assert any(n.startswith("P(judged_only=true)@1, RR(judged_only=true): ") for n in res.notes), res.notes

@@ -122,14 +122,14 @@ class Evaluator:
         lists, report = self._align(_as_run(run, columns=self.run_columns, format=self.run_format), order)
         return lists, report.messages()
 
-    def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
+    def _align(self, run: Run, order: str, judged_only: bool = False) -> tuple[RankedLists, AlignReport]:
         return align(
             self.qrels,
             run,
             order=order,  # type: ignore[arg-type]
             query_set=self.query_set,
             negative=self.negative,
-            judged_only=self.judged_only,
+            judged_only=self.judged_only or judged_only,
             max_docs=self.max_docs,
             depth=self.depth,
             map_negative_labels=True,
@@ -155,10 +155,10 @@ class Evaluator:
     def results(self, r: Run, *, allow_empty: bool = False) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
         (for callers that evaluate a run in parts, such as streaming)."""
-        by_order: dict[str, list[int]] = {}
+        by_order: dict[tuple[str, bool], list[int]] = {}  # (tie order, the measure's own judged_only)
         for j, m in enumerate(self.measures):
             order = "input" if _ties(m) == "input" else "score"
-            by_order.setdefault(order, []).append(j)
+            by_order.setdefault((order, bool(m.get("judged_only"))), []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
         notes: list[str] = list(r.notes)
         side = self._side
@@ -168,10 +168,12 @@ class Evaluator:
         system: dict[int, float] = {}
         has_relevant: np.ndarray | None = None
         self.last_report: AlignReport | None = None
-        for order, idx in by_order.items():
-            lists, report = self._align(r, order)
+        for (order, judged), idx in by_order.items():
+            lists, report = self._align(r, order, judged)
             self.last_report = report
             for msg in report.messages():
+                if judged and not self.judged_only and "judged-only" in msg:  # (one measure's own judged_only)
+                    msg = f"{', '.join(str(self.measures[j]) for j in idx)}: {msg}"
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
@@ -196,7 +198,7 @@ class Evaluator:
     @property
     def streamable(self) -> bool:
         """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
-        return not self._side.active and not any(m.family.is_system(m) for m in self.measures)
+        return not self._side.active and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""

@@ -176,6 +176,16 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     dotted = trec_names.from_printed_name(src)
     if dotted is not None:
         return [m for _, m in trec_names.parse_trec(dotted)], None
+    from ranklens.measures.ir_measures_names import from_ir_measures, ir_measures_only
+
+    try:  # ir_measures' spelling: nDCG(dcg='exp-log2')@10, IPrec@0.5, NumRet(rel=1)
+        foreign = from_ir_measures(src)
+    except MeasureError:
+        if ir_measures_only(src):
+            raise
+        raise language_error from None  # (the language's own message says what is wrong)
+    if foreign is not None:
+        return [foreign], None
     raise language_error
 
 

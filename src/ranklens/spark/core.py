@@ -470,9 +470,9 @@ class _GlobalTopEvaluator(Evaluator):
     reports: list[AlignReport]
     lists: list[Any]
 
-    def _align(self, run: Any, order: str) -> Any:
-        lists, report = super()._align(run, order)
-        self.reports.append(report)  # one per ranking order (score, input), in the Evaluator's order
+    def _align(self, run: Any, order: str, judged_only: bool = False) -> Any:
+        lists, report = super()._align(run, order, judged_only)
+        self.reports.append(report)  # one per ranking (score, input order; a measure's own judged_only)
         if self.top_label is not None:
             top = float(self.top_label) if lists.ideal_labels.dtype.kind == "f" else int(self.top_label)
             lists = dataclasses.replace(lists, top_label=top, _cache={})
