@@ -178,3 +178,12 @@ def test_judged_only_is_a_parameter_of_each_measure() -> None:
     assert every.per_query("P@1") == res.per_query("P(judged_only=true)@1")
     assert every.per_query("RR") == res.per_query("RR(judged_only=true)")
     assert any(n.startswith("P(judged_only=true)@1, RR(judged_only=true): ") for n in res.notes), res.notes
+
+
+def test_iterables_of_ir_measures_namedtuples() -> None:
+    irm = pytest.importorskip("ir_measures")
+    qrels = [irm.Qrel(q, d, rel) for q, docs in QRELS.items() for d, rel in docs.items()]
+    run = (irm.ScoredDoc(q, d, s) for q, docs in RUN.items() for d, s in docs.items())  # a generator, read once
+    res = ranklens.evaluate(qrels, run, ["AP"])
+    assert math.isclose(res["AP"], AP_MEAN)
+    assert math.isclose(ranklens.evaluate(iter(qrels), RUN, irm.AP)["AP"], AP_MEAN)

@@ -143,6 +143,7 @@ def read_qrels(
     """
     kind = qrels_kind(check_label_kind(labels))
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' Qrel tuples: columns)
         _refuse_coercions(source, kind, columns)
         return _reader("frames").qrels_from_object(source, columns, labels=labels)
     mapping = column_roles(columns, QRELS, _display(source))
@@ -192,6 +193,7 @@ def read_run(
 
 def _read_run(source: PathLike | object, format: str | None, name: str | None, columns: ColumnMap | None) -> Run:
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' ScoredDoc tuples: columns)
         _refuse_coercions(source, RUN, columns)
         return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))
