@@ -184,6 +184,19 @@ class Comparison:
         columns = [f.name for f in fields(ComparisonRow)]
         return pd.DataFrame([asdict(r) for r in self.rows], columns=columns)
 
+    def _repr_html_(self) -> str:
+        """The notebook view: every pairwise row (means, difference, interval, adjusted p, significant), then
+        the notes."""
+        from ranklens.results.html import html_table
+
+        headers = ["measure", "segment", "baseline", "system", "n", "baseline mean", "system mean", "diff",
+                   "ci low", "ci high", "p (adjusted)", "significant"]
+        rows = [[r.measure, r.segment or "all", r.baseline, r.system, r.n, r.mean_baseline, r.mean_system, r.diff,
+                 r.ci_low, r.ci_high, r.p_value_adjusted, r.significant] for r in self.rows]
+        caption = (f"{len(self.systems)} systems, test {self.options.get('test')}, correction "
+                   f"{self.options.get('correction')}, alpha {self.alpha:g}")
+        return html_table(caption, headers, rows, notes=self.notes)
+
     def __repr__(self) -> str:
         n_sig = sum(r.significant for r in self.rows)
         return (

@@ -269,7 +269,7 @@ class Results:
             self.run, self.measures, tuple(self.query_ids[i] for i in rows), values, aggs, (), self.options, self.id_kind
         )
 
-    def by_segment(self, segments: Mapping[QueryId, Any] | str | os.PathLike[str] | Any) -> dict[str, Results]:
+    def by_segment(self, segments: object) -> dict[str, Results]:
         """``{segment: results of its evaluated queries}`` in sorted segment order, from a query → segment
         mapping, a file or a frame (whatever :func:`ranklens.read_segments` reads; ids matched as strings, so
         integer ids work); queries without a segment count only overall, segments without an evaluated
@@ -293,6 +293,14 @@ class Results:
             if q in segment_of:
                 groups.setdefault(segment_of[q], []).append(q)
         return {name: self.subset(groups[name]) for name in sorted(groups)}
+
+    def _repr_html_(self) -> str:
+        """The notebook view: one row per measure (its aggregate over the queries), then the notes."""
+        from ranklens.results.html import html_table
+
+        rows = [[str(m), v] for m, v in zip(self.measures, self.aggregates)]
+        caption = f"{self.run}: {len(self.query_ids)} quer{'y' if len(self.query_ids) == 1 else 'ies'}"
+        return html_table(caption, ["measure", "value"], rows, notes=self.notes)
 
     def __repr__(self) -> str:
         shown = 6
