@@ -96,3 +96,18 @@ def test_cli_run_columns_rank(tmp_path: Path) -> None:
     assert math.isclose(json.loads(out.output)["runs"][0]["aggregate"]["nDCG@4"], _oracle(-1.0), rel_tol=1e-9)
     bad = CliRunner().invoke(cli, ["eval", str(qrels), str(run), "-m", "nDCG@4", "--run-columns", "score=position"])
     assert bad.exit_code == 2 and "looks like a position" in bad.output and "Traceback" not in bad.output
+
+
+def test_evaluate_files_reads_a_parquet_rank_column_whole(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.evaluation import evaluate_files
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"{u} 0 {d} {g}\n" for u, docs in LABELS.items() for d, g in docs.items()))
+    path = tmp_path / "log.parquet"
+    pq.write_table(pa.table(_frame()), path)
+    out = evaluate_files(str(qrels), [str(path)], ["nDCG@4"], EvalPolicy(run_columns={"position": "rank"}))
+    assert math.isclose(out.results[0]["nDCG@4"], _oracle(-1.0), rel_tol=1e-12)
