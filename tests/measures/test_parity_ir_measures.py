@@ -164,3 +164,18 @@ def test_what_reads_otherwise_has_a_spelling_with_their_values(theirs: str, ours
     got = ranklens.Evaluator([ours], qrels)(run, warn=False).per_query(ours)
     for q, v in values.items():
         assert math.isclose(got[q], v, rel_tol=1e-9, abs_tol=5.1e-6), (theirs, q, got[q], v)
+
+
+def test_ir_measures_objects_mean_what_ir_measures_means() -> None:
+    from ranklens.measures import measure_items
+
+    assert [str(m) for m in parse_many([ir_measures.RBP, ir_measures.ERR @ 10, ir_measures.nDCG @ 10])] == [
+        "RBP(p=0.8)", "ERR(max_rel=4)@10", "nDCG@10"]
+    assert measure_items(ir_measures.SetR) == parse_many("SetR")
+    qrels, run = _collection()
+    theirs = _ir_values(ir_measures.ERR @ 10, qrels, run)
+    if theirs is None:
+        pytest.skip("no installed ir_measures provider computes ERR@10")
+    got = ranklens.evaluate(qrels, run, ir_measures.ERR @ 10).per_query("ERR(max_rel=4)@10")
+    for q, v in theirs.items():
+        assert math.isclose(got[q], v, abs_tol=5.1e-6), (q, got[q], v)

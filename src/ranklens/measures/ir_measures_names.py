@@ -1,9 +1,11 @@
 """ir_measures' spellings of the measures ranklens has: ``nDCG(dcg='exp-log2')@10``, ``nDCG(gains={0:0,1:1,2:3})@10``,
 ``P(judged_only=True)@10``, ``IPrec@0.5``, ``SetR``, ``NumRet(rel=1)``, ``SetF(beta=1)``.
 
-The measure language reads its own names first; what it does not read is tried here, as ir_measures writes it
-(``str(measure)`` of an ir_measures object is such a spelling): a name, Python-literal parameters (quoted
-strings, ``True``/``False``, numbers, ``{label: gain}`` maps) and ``@`` a cutoff (a recall level for IPrec).
+The measure language reads its own names first; what it does not read is tried here, as ir_measures writes it:
+a name, Python-literal parameters (quoted strings, ``True``/``False``, numbers, ``{label: gain}`` maps) and ``@``
+a cutoff (a recall level for IPrec). An ir_measures object (``ir_measures.RBP``) is read here first, by its
+``str()``, with ir_measures' defaults (``RBP``: p = 0.8; ``ERR``: a top grade of 4, gdeval's), where the same
+name written as text is ranklens' (trec_eval's p = 0.9; the largest label).
 A small hand-written reader, no ``eval``. ``docs/measures-ir_measures.md`` lists what has no ranklens twin.
 
 >>> [str(from_ir_measures(t)) for t in ("nDCG(dcg='exp-log2')@10", "IPrec@0.5", "NumRet(rel=1)", "SetR")]
@@ -199,6 +201,12 @@ def _setf(params: dict[str, object], at: str | None, text: str) -> Measure:
     return _build("SetF", params, None)
 
 
+def _err(params: dict[str, object], at: str | None, text: str) -> Measure:
+    params = _judged(params, text)
+    params.setdefault("max_rel", 4)  # (gdeval's top grade, which ir_measures computes ERR with)
+    return _build("ERR", params, _cutoff(at, text))
+
+
 def _rbp(params: dict[str, object], at: str | None, text: str) -> Measure:
     params = _judged(params, text)
     params.setdefault("p", 0.8)  # (ir_measures' default persistence; trec_eval's and ranklens' is 0.9)
@@ -217,7 +225,7 @@ _TRANSLATE: dict[str, Callable[[dict[str, object], str | None, str], Measure]] =
     "infAP": _same("infAP", cutoff=False),
     "Success": _same("Success"),
     "Judged": _same("Judged"),
-    "ERR": _same("ERR"),
+    "ERR": _err,
     "NumQ": _same("NumQ", cutoff=False),
     "NumRel": _same("NumRel", cutoff=False),
     "NumRet": _numret,

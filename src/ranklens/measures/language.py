@@ -75,7 +75,10 @@ def _one_item(item: Any) -> Measure | str | None:
     if isinstance(item, Family):
         return Measure.build(item, {}, None, require_cutoff=False)
     if type(item).__module__.split(".")[0] == "ir_measures" and hasattr(item, "NAME"):
-        return str(item)  # ir_measures' own name of it (nDCG(dcg='exp-log2')@10), read by the language
+        from ranklens.measures.ir_measures_names import from_ir_measures
+
+        # ir_measures' meaning first (its RBP has p = 0.8, its ERR a top grade of 4), else its name as written
+        return from_ir_measures(str(item)) or str(item)
     return None
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
