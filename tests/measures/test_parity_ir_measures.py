@@ -167,7 +167,7 @@ def test_what_reads_otherwise_has_a_spelling_with_their_values(theirs: str, ours
 
 
 def test_ir_measures_objects_mean_what_ir_measures_means() -> None:
-    from ranklens.measures import measure_items
+    from ranklens.measures.language import measure_items
 
     assert [str(m) for m in parse_many([ir_measures.RBP, ir_measures.ERR @ 10, ir_measures.nDCG @ 10])] == [
         "RBP(p=0.8)", "ERR(max_rel=4)@10", "nDCG@10"]
