@@ -187,3 +187,15 @@ def test_iterables_of_ir_measures_namedtuples() -> None:
     res = ranklens.evaluate(qrels, run, ["AP"])
     assert math.isclose(res["AP"], AP_MEAN)
     assert math.isclose(ranklens.evaluate(iter(qrels), RUN, irm.AP)["AP"], AP_MEAN)
+
+
+def test_to_polars_keeps_integer_ids_in_both_layouts() -> None:
+    pl = pytest.importorskip("polars")
+    qrels, run = _int_frames()
+    res = ranklens.evaluate(qrels, run, ["P@1"])
+    wide = res.to_polars()
+    assert wide.schema["query_id"] == pl.Int64 and wide["query_id"].to_list() == [1, 2, 3]
+    long = res.to_polars("long")
+    assert long.filter(pl.col("query_id").is_not_null())["query_id"].to_list() == [1, 2, 3]
+    with pytest.raises(InputError, match="layout must be 'wide' or 'long'"):
+        res.to_pandas(layout="tall")  # type: ignore[arg-type]
