@@ -132,6 +132,12 @@ def evaluate(
         measures, Qrels.from_arrays([], [], [], label_kind=label_kind),
         policy=policy.replace(qrels_columns=None, run_columns=None, qrels_format=None, run_format=None),
     )
+    own = [str(m) for m in probe.measures if m.get("judged_only")]
+    if own:  # (one ranking per tie order on Spark; a measure's own judged_only would need another)
+        raise InputError(
+            f"{', '.join(own)}: a measure's own judged_only is computed in memory (ranklens.evaluate); on Spark "
+            "pass judged_only=True for every measure (trec_eval -J)"
+        )
     if path == "sql":
         from ranklens.spark.sql import check_sql_side
 
