@@ -199,3 +199,11 @@ def test_to_polars_keeps_integer_ids_in_both_layouts() -> None:
     assert long.filter(pl.col("query_id").is_not_null())["query_id"].to_list() == [1, 2, 3]
     with pytest.raises(InputError, match="layout must be 'wide' or 'long'"):
         res.to_pandas(layout="tall")  # type: ignore[arg-type]
+
+
+def test_spark_refuses_a_measures_own_judged_only_before_any_job() -> None:
+    pytest.importorskip("pyspark")
+    from ranklens.spark import evaluate as spark_evaluate
+
+    with pytest.raises(InputError, match=r"P\(judged_only=true\)@10: a measure's own judged_only is computed in memory"):
+        spark_evaluate(None, None, ["P@5", "P(judged_only=true)@10"])
