@@ -207,3 +207,14 @@ def test_spark_refuses_a_measures_own_judged_only_before_any_job() -> None:
 
     with pytest.raises(InputError, match=r"P\(judged_only=true\)@10: a measure's own judged_only is computed in memory"):
         spark_evaluate(None, None, ["P@5", "P(judged_only=true)@10"])
+
+
+def test_comparison_deltas_keep_integer_ids() -> None:
+    qrels, run = _int_frames()
+    pd = pytest.importorskip("pandas")
+    other = pd.DataFrame({"user_id": [1, 1, 2, 3], "item_id": [99, 10, 20, 30], "score": [2.0, 1.0, 1.0, 1.0]})
+    cmp = ranklens.compare(qrels, {"a": run, "b": other}, ["P@1"], test="sign")
+    assert [d.query_id for d in cmp.deltas()] == [1, 2, 3]
+    assert [(d.query_id, d.delta) for d in cmp.worst(5)] == [(1, -1.0)]
+    qids, _, _ = cmp.paired_scores("a", "b", "P@1")
+    assert qids == [1, 2, 3]

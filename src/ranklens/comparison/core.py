@@ -22,7 +22,7 @@ from ranklens.comparison.rows import (
 )
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.language import MeasuresArg
-from ranklens.results.core import Results
+from ranklens.results.core import QueryId, Results, given_id
 
 __all__ = ["Comparison", "compare"]
 
@@ -96,9 +96,12 @@ class Comparison:
 
     def paired_scores(
         self, baseline: str, system: str, measure: str, segment: str | None = None
-    ) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``)."""
+    ) -> tuple[list[QueryId], np.ndarray, np.ndarray]:
+        """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``);
+        ids of the type the runs gave them (integers stay integers)."""
         p = pair_results(self.results[baseline], self.results[system], measure, self.segment_of, segment)
+        if all(r.id_kind == "int" for r in (self.results[baseline], self.results[system])):
+            return [given_id(q) for q in p.queries], p.a, p.b
         return list(p.queries), p.a, p.b
 
     def deltas(self, *, measure: str | None = None, system: str | None = None) -> list[QueryDelta]:
