@@ -12,12 +12,13 @@ def evaluate_and_read(qrels: dict[str, dict[str, int]], run: dict[str, dict[str,
     res: ranklens.Results = ranklens.evaluate(qrels, run, [nDCG @ 10, AP, "P@5"])
     mean: float = res["nDCG@10"]
     per_query: dict[str | int, float] = res.per_query(P @ 5)
+    by_family: float = res[AP]
     ids: tuple[str | int, ...] = res.ids
     names: list[str] = [str(m) for m in res.measures]
     notes: tuple[str, ...] = res.notes
     part: ranklens.Results = res.subset(["q1"])
     segments: dict[str, ranklens.Results] = res.by_segment({"q1": "nav"})
-    return mean + sum(per_query.values()) + len(ids) + len(names) + len(notes) + part["AP"] + len(segments)
+    return mean + by_family + sum(per_query.values()) + len(ids) + len(names) + len(notes) + part["AP"] + len(segments)
 
 
 def evaluator_and_compare(qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, dict[str, float]]]) -> float:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ranklens.errors import InputError, MeasureError, MissingDependencyError
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasureLike
 
 __all__ = ["Layout", "QueryId", "Results", "aggregate"]
 
@@ -101,7 +102,7 @@ class Results:
             return self.query_ids
         return tuple(given_id(q) for q in self.query_ids)
 
-    def _index(self, measure: Measure | str) -> int:
+    def _index(self, measure: MeasureLike) -> int:
         from ranklens.measures import parse
 
         m = measure if isinstance(measure, Measure) else parse(measure)
@@ -112,7 +113,7 @@ class Results:
                 f"measure '{m}' was not evaluated; these were: {', '.join(map(str, self.measures))}"
             ) from None
 
-    def __getitem__(self, measure: Measure | str) -> float:
+    def __getitem__(self, measure: MeasureLike) -> float:
         """The aggregate value of ``measure``."""
         return self.aggregates[self._index(measure)]
 
@@ -122,7 +123,7 @@ class Results:
         column of :attr:`values` is NaN and the per-query forms leave them out)."""
         return tuple(str(m) for m in self.measures if m.family.is_system(m))
 
-    def per_query(self, measure: Measure | str) -> dict[QueryId, float]:
+    def per_query(self, measure: MeasureLike) -> dict[QueryId, float]:
         """``{query_id: value}`` of one measure, keyed by the ids as given (integers stay integers; a
         system-level measure has no per-query values: an error)."""
         j = self._index(measure)
@@ -135,7 +136,7 @@ class Results:
         """:attr:`values` as a list of rows (one list per query), what the text renderers read."""
         return self.values.tolist()  # type: ignore[no-any-return]
 
-    def column(self, measure: Measure | str) -> np.ndarray:
+    def column(self, measure: MeasureLike) -> np.ndarray:
         """The per-query values of one measure, aligned with :attr:`query_ids`."""
         return self.values[:, self._index(measure)]
 
