@@ -218,3 +218,14 @@ def test_comparison_deltas_keep_integer_ids() -> None:
     assert [(d.query_id, d.delta) for d in cmp.worst(5)] == [(1, -1.0)]
     qids, _, _ = cmp.paired_scores("a", "b", "P@1")
     assert qids == [1, 2, 3]
+
+
+def test_the_other_entry_points_take_measure_objects_too() -> None:
+    from ranklens.diversity.alpha import _measures
+    from ranklens.measures import get_family
+
+    alpha = get_family("alpha-nDCG")
+    assert [str(m) for m in _measures(alpha @ 10)] == ["alpha-nDCG@10"]
+    assert [str(m) for m in _measures([alpha @ 5, "alpha-nDCG@10"])] == ["alpha-nDCG@5", "alpha-nDCG@10"]
+    res = ranklens.evaluate(QRELS, RUN, [AP])
+    assert res[AP] == res["AP"] and res.per_query(AP) == res.per_query("AP")
