@@ -156,4 +156,6 @@ def judge_pairs(pairs: Sequence[Pair], judge: Judge, *, cache: JudgeCache | None
                 raise
     final = [r if r is not None else Judgment(None, "unjudged: not processed", "") for r in results]
     counters = (usage or getattr(judge, "usage", None) or Usage()).as_dict()
-    return JudgeRun(pairs, final, from_cache, counters, price)
+    run_notes = getattr(judge, "run_notes", None)
+    notes = list(run_notes()) if callable(run_notes) else []
+    return JudgeRun(pairs, final, from_cache, counters, price, notes)
