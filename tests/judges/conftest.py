@@ -80,6 +80,9 @@ class FakeServer:
             return 429, {"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}, b'{"error": "slow down"}'
         elif behaviour == "unauthorized":
             return 401, {}, b'{"error": "bad key"}'
+        elif behaviour == "fickle":  # a non-deterministic model: another grade on every ask, a little slow
+            time.sleep(0.05)
+            content = json.dumps({"grade": (attempt + len(user)) % 4, "reason": f"ask {attempt}"})
         return _reply(body, content)
 
     def synth(self, body: dict[str, Any], user: str) -> tuple[int, dict[str, str], bytes]:
