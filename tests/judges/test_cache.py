@@ -8,7 +8,15 @@ import sys
 import threading
 from pathlib import Path
 
-from ranklens.judges import JudgeCache, Judgment, OpenAIJudge, Pair, Usage, doc_hash, judge_pairs
+from ranklens.judges import (
+    JudgeCache,
+    Judgment,
+    OpenAIJudge,
+    Pair,
+    Usage,
+    doc_hash,
+    judge_pairs,
+)
 
 WRITER = """
 import sys
@@ -131,7 +139,7 @@ def test_a_claim_of_a_dead_run_is_taken_over(llm_server, tmp_path: Path) -> None
     pairs = _fickle_pairs(3)
     with OpenAIJudge(llm_server.url, "m", usage=Usage()) as judge:
         keys = [(judge.identity[0], "m", judge.identity[2], p.query, doc_hash(p.text)) for p in pairs]
-        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
         cache = JudgeCache(path)
         # pair 0: claimed by a process of this host that has exited; pair 1: by a lease that ran out long ago
         assert cache.claim(keys[:1], f"{socket.gethostname()}:{dead.stdout.strip()}:x", lease=3600)[1] == {keys[0]}
