@@ -38,6 +38,8 @@ class FakeServer:
         self.attempts: Counter[str] = Counter()  # per user message (query + passage)
         self.bodies: list[dict[str, Any]] = []
         self.url = ""
+        self.in_flight = self.max_in_flight = 0
+        self.arrived = threading.Condition(self.lock)
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         user = body["messages"][-1]["content"]
@@ -80,6 +82,9 @@ class FakeServer:
             return 429, {"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}, b'{"error": "slow down"}'
         elif behaviour == "unauthorized":
             return 401, {}, b'{"error": "bad key"}'
+        elif behaviour == "gather":  # held until a second request is in flight (3 s at most): shows concurrency
+            with self.arrived:
+                self.arrived.wait_for(lambda: self.in_flight >= 2, timeout=3.0)
         elif behaviour == "fickle":  # a non-deterministic model: another grade on every ask, a little slow
             time.sleep(0.05)
             content = json.dumps({"grade": (attempt + len(user)) % 4, "reason": f"ask {attempt}"})
@@ -130,7 +135,15 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             try:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, headers, data = server.answer(body) if self.path == "/v1/chat/completions" else (404, {}, b"{}")
+                with server.arrived:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server.arrived.notify_all()
+                try:
+                    status, headers, data = server.answer(body) if self.path == "/v1/chat/completions" else (404, {}, b"{}")
+                finally:
+                    with server.arrived:
+                        server.in_flight -= 1
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
