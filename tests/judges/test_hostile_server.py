@@ -8,6 +8,7 @@ how long something took. ``deadline`` is only a guard that turns a hang of the o
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import threading
@@ -237,6 +238,8 @@ def test_a_key_in_the_endpoint_url_stays_off_disk_and_out_of_messages(hostile: H
     with pytest.raises(EndpointError) as err:
         _one(OpenAIJudge(url, "echo-401", usage=Usage()))
     assert SECRET not in str(err.value) and "HTTP 401" in str(err.value)
+    basic = base64.b64encode(f"user:{SECRET}".encode()).decode()  # the header the server echoed
+    assert hostile.auth[-1] == f"Basic {basic}" and basic not in str(err.value)
 
 
 def test_an_echoed_api_key_is_redacted(hostile: Hostile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

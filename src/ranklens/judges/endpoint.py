@@ -9,6 +9,7 @@ stored (an error body that echoes the ``Authorization`` header, a model answer t
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
@@ -28,6 +29,8 @@ class Endpoint:
     'https://api.example.com/v1/chat/completions?key=***'
     >>> e.redact("HTTP 401: you sent sk-123456 and Bearer tok-987654")
     'HTTP 401: you sent *** and Bearer ***'
+    >>> e.redact("you sent Basic bWU6c2stMTIzNDU2")
+    'you sent Basic ***'
     """
 
     url: str
@@ -48,6 +51,9 @@ class Endpoint:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         public_query = "&".join(f"{quote(k, safe='')}={MASK}" for k, _ in pairs)
         secrets = [parts.username, parts.password, *(v for _, v in pairs), api_key]
+        if parts.username or parts.password:  # as sent in "Authorization: Basic …" (a server may echo it)
+            basic = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+            secrets.append(base64.b64encode(basic.encode()).decode())
         return cls(
             url=urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")),
             public=urlunsplit((parts.scheme, netloc, path, public_query, "")),
