@@ -146,19 +146,25 @@ def judge_pairs(pairs: Sequence[Pair], judge: Judge, *, cache: JudgeCache | None
         ask(list(at), "")
     else:
         owner = new_owner()
-        pending = list(at)
+        fresh = list(at)  # not looked at yet, in input order, claimed a block at a time so runs share the work
+        block = max(1, concurrency * batch_size * CLAIM_BLOCK)
+        held_elsewhere: list[Key] = []
         try:
             with _Heartbeat(cache, owner, CLAIM_LEASE):
-                while pending:
-                    stored, mine = cache.claim(pending, owner, lease=CLAIM_LEASE)
+                while fresh or held_elsewhere:
+                    if fresh:
+                        looking, fresh = fresh[:block], fresh[block:]
+                    else:
+                        looking, held_elsewhere = held_elsewhere, []
+                    stored, mine = cache.claim(looking, owner, lease=CLAIM_LEASE)
                     fill(stored.items(), cached=True)
                     if mine:
-                        ask([k for k in pending if k in mine], owner)
-                    rest = [k for k in pending if k not in stored and k not in mine]
+                        ask([k for k in looking if k in mine], owner)
+                    rest = [k for k in looking if k not in stored and k not in mine]
                     waited.update(rest)
-                    if rest and not mine:  # another run is asking all of them: wait for its verdicts
+                    held_elsewhere += rest
+                    if held_elsewhere and not fresh and not mine:  # another run is asking them: wait for it
                         time.sleep(CLAIM_POLL)
-                    pending = rest
         finally:
             cache.abandon(owner)
     final = [r if r is not None else Judgment(None, "unjudged: not processed", "") for r in results]
@@ -176,6 +182,8 @@ def judge_pairs(pairs: Sequence[Pair], judge: Judge, *, cache: JudgeCache | None
 CLAIM_LEASE = 60.0
 #: seconds between two looks at the cache while another run judges the pairs this one needs
 CLAIM_POLL = 0.1
+#: pairs claimed at a time, in requests in flight: a second run on the same cache takes the next block
+CLAIM_BLOCK = 4
 
 
 def _chunks(todo: list[Key], batch_size: int) -> list[tuple[str, list[Key]]]:
