@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fake_http import serve
 
 QUERY = re.compile(r"^Query: (.*)$", re.M)
 MARK = re.compile(r"\[g(-?\d+)\]")
@@ -157,23 +162,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
 def _start(server: FakeServer) -> Iterator[FakeServer]:
-    httpd = _Quiet(("127.0.0.1", 0), _handler(server))
-    server.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serve(_handler(server)) as base:
+        server.url = base + "/v1"
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import threading
 import tracemalloc
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from ranklens.judges import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fake_http import serve
 from time_limit import deadline
 
 SECRET = "sk-test-SECRET-abc123"
@@ -131,25 +132,12 @@ def _handler(state: Hostile) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def hostile() -> Iterator[Hostile]:
     state = Hostile()
-    httpd = _Quiet(("127.0.0.1", 0), _handler(state))
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serve(_handler(state)) as base:
+        state.url = base + "/v1"
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def _one(judge: OpenAIJudge, cache: JudgeCache | None = None) -> Any:
