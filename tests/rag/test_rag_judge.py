@@ -156,6 +156,18 @@ def test_references_sit_at_the_top_of_the_judge_scale(llm_server, tmp_path: Path
     assert "references graded 3, the top of the judge's scale 0..3 (ranklens-graded-0-3/v1)" in res.stderr
 
 
+def test_a_judge_scale_file_sets_the_reference_grade(llm_server, tmp_path: Path) -> None:
+    scale = tmp_path / "five.toml"
+    scale.write_text('version = "five/v1"\nmin = 1\nmax = 5\nrubric = "5 = perfect ... 1 = off topic"\n')
+    rows = [{"query_id": "q1", "query": "good x", "reference": ["gold"], "retrieved": ["gold", "y [g4]"]}]
+    out = tmp_path / "rag.qrels"
+    res = CliRunner().invoke(cli, ["rag", str(_samples(tmp_path, rows)), "--judge-endpoint", llm_server.url,
+                                   "--judge-model", "m", "--judge-scale", str(scale), "--qrels-out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(line.split()[-1] for line in out.read_text().splitlines()) == ["4", "5"]
+    assert "references graded 5, the top of the judge's scale 1..5 (five/v1)" in res.stderr
+
+
 def test_a_grade_below_the_judge_scale_top_is_refused(llm_server, tmp_path: Path) -> None:
     args = ["rag", str(_samples(tmp_path)), "--judge-endpoint", llm_server.url, "--judge-model", "m", "--grade", "1"]
     res = CliRunner().invoke(cli, args)

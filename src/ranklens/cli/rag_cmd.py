@@ -45,6 +45,7 @@ MATCH_CHOICES = ("auto", "id", "text", "contains")
 @click.option("--judge-retries", type=click.IntRange(min=0), help="Retries per judge request (default 4).")
 @click.option("--judge-backoff", type=click.FloatRange(min=0), help="First retry wait in seconds, doubling (default 1).")
 @click.option("--judge-max-wait", type=click.FloatRange(min=0), help="Longest wait between attempts, Retry-After included (default 60).")
+@click.option("--judge-scale", type=click.Path(dir_okay=False), help="The judge's scale/rubric file (TOML or JSON), as `judge run --scale`; default 0-3.")
 @click.option("--judge-api-key-env", help="The environment variable with the judge's API key (default OPENAI_API_KEY).")
 @click.option("--per-query", "-q", is_flag=True, help="Also show the value of every query (NA = nan).")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True, help="Output format.")
@@ -171,7 +172,8 @@ def _evaluate_files(
 
 #: the judge's options as `ranklens judge run` has them, with the same defaults
 JUDGE_DEFAULTS: dict[str, Any] = {"judge_concurrency": 4, "judge_rpm": None, "judge_tpm": None, "judge_timeout": 60.0,
-                  "judge_retries": 4, "judge_backoff": 1.0, "judge_max_wait": 60.0, "judge_api_key_env": "OPENAI_API_KEY"}
+                  "judge_retries": 4, "judge_backoff": 1.0, "judge_max_wait": 60.0, "judge_scale": None,
+                  "judge_api_key_env": "OPENAI_API_KEY"}
 
 
 def _rag_judge(endpoint: str | None, model: str | None, cache: str | None,
@@ -184,11 +186,12 @@ def _rag_judge(endpoint: str | None, model: str | None, cache: str | None,
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         raise click.UsageError("--judge-endpoint URL and --judge-model NAME go together (--judge-cache"
                                + (f", {flags}" if flags else "") + " need both)")
-    from ranklens.judges import JudgeCache, OpenAIJudge, RateLimiter
+    from ranklens.judges import JudgeCache, OpenAIJudge, RateLimiter, load_scale
     from ranklens.judges.rag_hook import RagJudge
 
     o: dict[str, Any] = {k: (options.get(k) if options.get(k) is not None else v) for k, v in JUDGE_DEFAULTS.items()}
-    judge = OpenAIJudge(endpoint, model, api_key_env=o["judge_api_key_env"], timeout=o["judge_timeout"],
+    scale = load_scale(o["judge_scale"]) if o["judge_scale"] else None
+    judge = OpenAIJudge(endpoint, model, scale=scale, api_key_env=o["judge_api_key_env"], timeout=o["judge_timeout"],
                         retries=o["judge_retries"], backoff=o["judge_backoff"], max_wait=o["judge_max_wait"],
                         limiter=RateLimiter(o["judge_rpm"], o["judge_tpm"]))
     store = JudgeCache(cache) if cache else None
