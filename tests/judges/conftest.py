@@ -43,7 +43,7 @@ class FakeServer:
         self.attempts: Counter[str] = Counter()  # per user message (query + passage)
         self.bodies: list[dict[str, Any]] = []
         self.url = ""
-        self.in_flight = self.max_in_flight = 0
+        self.in_flight = self.max_in_flight = self.gathered = 0
         self.arrived = threading.Condition(self.lock)
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
@@ -87,9 +87,11 @@ class FakeServer:
             return 429, {"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}, b'{"error": "slow down"}'
         elif behaviour == "unauthorized":
             return 401, {}, b'{"error": "bad key"}'
-        elif behaviour == "gather":  # held until a second request is in flight (3 s at most): shows concurrency
+        elif behaviour == "gather":  # held until a second "gather" request has arrived (3 s at most): shows concurrency
             with self.arrived:
-                self.arrived.wait_for(lambda: self.in_flight >= 2, timeout=3.0)
+                self.gathered += 1
+                self.arrived.notify_all()
+                self.arrived.wait_for(lambda: self.gathered >= 2, timeout=3.0)
         elif behaviour == "fickle":  # a non-deterministic model: another grade on every ask, a little slow
             time.sleep(0.05)
             content = json.dumps({"grade": (attempt + len(user)) % 4, "reason": f"ask {attempt}"})

@@ -195,7 +195,7 @@ def test_cli_judge_runs_chunks_concurrently_with_the_judge_run_options(llm_serve
     cache = tmp_path / "j.sqlite"
     args = ["rag", str(_samples(tmp_path, rows)), "--judge-endpoint", llm_server.url, "--judge-model", "m",
             "--judge-cache", str(cache), "--judge-concurrency", "4", "--judge-rpm", "6000", "--judge-tpm", "10000000",
-            "--judge-retries", "1", "--judge-timeout", "20", "-m", "P@2", "-f", "json"]
+            "--judge-retries", "1", "--judge-timeout", "20", "--judge-backoff", "0.01", "-m", "P@2", "-f", "json"]
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     assert llm_server.max_in_flight >= 2
