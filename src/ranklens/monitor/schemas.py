@@ -26,6 +26,7 @@ from pydantic import (
 from ranklens.errors import InputError, MeasureError
 
 __all__ = [
+    "INT32_MAX",
     "INT64_MAX",
     "LIMITS",
     "MAX_PAGE",
@@ -128,19 +129,21 @@ def _as_value_error(fn: Any, v: Any) -> Any:
         raise ValueError(str(exc)) from None
 
 
-#: The largest page a read returns (``limit``), and the largest integer id or offset (a 64-bit column):
-#: a parameter beyond them is a 422, not a database error.
+#: The largest page a read returns (``limit``), the largest row id (the id columns are 32-bit integers on
+#: PostgreSQL) and the largest offset: a parameter beyond them is a 422, not a database error.
 MAX_PAGE = 1000
 INT64_MAX = 2**63 - 1
-DbId = Annotated[int, Field(ge=1, le=INT64_MAX)]
+INT32_MAX = 2**31 - 1
+DbId = Annotated[int, Field(ge=1, le=INT32_MAX)]
 PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
-Offset = Annotated[int, Field(ge=0, le=INT64_MAX)]
+Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
 
 Name = Annotated[str, AfterValidator(_name)]
 ProjectName = Annotated[str, AfterValidator(_project)]
 MeasureName = Annotated[str, AfterValidator(_measure)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_ID)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+Label = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]  # a relevance grade (the engine's labels are 32-bit)
 TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"])]
 
 
@@ -155,7 +158,7 @@ class RunResults(BaseModel):
 
     run: str | None = None
     aggregate: dict[MeasureName, Finite | None] = Field(max_length=LIMITS["measures"])
-    num_queries: int | None = Field(default=None, ge=0)
+    num_queries: int | None = Field(default=None, ge=0, le=INT32_MAX)
     per_query: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[MeasureName, Finite | None]] | None = (
         Field(default=None, max_length=LIMITS["queries"])
     )
@@ -223,7 +226,7 @@ class DatasetIn(_Strict):
 
     name: Name
     version: Annotated[str, StringConstraints(min_length=1, max_length=100)]
-    qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], int]] = Field(
+    qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Label]] = Field(
         min_length=1, max_length=LIMITS["queries"]
     )
 
@@ -401,23 +404,24 @@ class ProjectCreated(_Out):
 
 class RulePatch(_Strict):
     """The body of ``PATCH /api/v1/projects/{p}/rules/{id}``: any :class:`RuleIn`
-    field; absent fields keep their value. ``{"enabled": false}`` disables the rule."""
+    field, with the same bounds (out of range is a 422); absent fields keep their value. ``{"enabled": false}``
+    disables the rule."""
 
-    name: str | None = None
-    expr: str | None = None
-    kind: str | None = None
-    measure: str | None = None
-    op: str | None = None
-    value: float | None = None
-    system: str | None = None
-    segment: str | None = None
-    window_days: float | None = None
-    max_drop: float | None = None
-    min_points: int | None = None
-    reference: str | None = None
-    alpha: float | None = None
-    test: str | None = None
-    min_queries: int | None = None
+    name: Name | None = None
+    expr: Annotated[str, StringConstraints(max_length=300)] | None = None
+    kind: Literal["threshold", "window", "significance"] | None = None
+    measure: MeasureName | None = None
+    op: _OPS | None = None
+    value: Finite | None = None
+    system: Name | None = None
+    segment: Name | None = None
+    window_days: Annotated[float, Field(gt=0, le=366, allow_inf_nan=False)] | None = None
+    max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    min_points: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    reference: Name | None = None
+    alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = None
+    test: Literal["t", "randomisation", "bootstrap", "wilcoxon", "sign"] | None = None
+    min_queries: Annotated[int, Field(ge=2, le=1_000_000)] | None = None
     enabled: bool | None = None
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import sys
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from sqlalchemy.orm import Session
 from ranklens import stats
 from ranklens.comparison.pairing import pair_values, paired_summary, query_values
 from ranklens.monitor.errors import MonitorError, NotFound
+from ranklens.monitor.readcache import BoundedCache
 from ranklens.monitor.models import (
     Alert,
     Dataset,
@@ -419,7 +422,11 @@ def _snapshot(s: Session, p: Project, client_id: str) -> Snapshot:
 #: Above this many paired queries, the resampling tests (bootstrap, randomisation) run on a fixed random
 #: sample of this many; the mean difference, its t interval and wins/ties/losses always use every query.
 AB_SAMPLE_CAP = 5_000
-_AB_CACHE = _LRU(64)
+#: The A/B cache's budget: the paired per-query values of about four 200,000-query comparisons.
+AB_CACHE_BYTES = 64 * 1024 * 1024
+_AB_CACHE = BoundedCache(max_bytes=AB_CACHE_BYTES)
+#: The per-query rows of one A/B answer (``limit``) by default; at most :data:`ranklens.monitor.schemas.MAX_PAGE`.
+AB_PAGE = 1000
 _RESAMPLING = ("bootstrap", "randomisation")
 
 
@@ -439,6 +446,8 @@ def ab_view(
     test: str = "t",
     a: str | None = None,
     b: str | None = None,
+    limit: int = AB_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """``/projects/{p}/ab``: the ``candidate`` system against the ``baseline`` on their latest snapshots,
     always as **candidate − baseline** (the orientation of ``ranklens compare``: positive = the candidate is
@@ -446,7 +455,9 @@ def ab_view(
 
     The old parameters still work: ``a`` is the candidate and ``b`` the baseline (the page showed A − B).
     The resampling tests run on at most :data:`AB_SAMPLE_CAP` queries, and the result is cached per
-    snapshot pair, measure, segment and test."""
+    snapshot pair, measure, segment and test (in at most :data:`AB_CACHE_BYTES`). ``per_query`` is one page
+    of the per-query differences in ascending order (``limit`` rows from ``offset``; ``per_query_total``
+    says how many there are)."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
@@ -474,7 +485,7 @@ def ab_view(
         "filters": filt,
     }
     if baseline is None or candidate is None:
-        out.update(comparison=None, per_query=[], series=[])  # the key order of the full answer below
+        out.update(comparison=None, per_query=[], per_query_total=0, limit=limit, offset=offset, series=[])  # the key order below
         return out
     latest = _latest_snapshots(s, p)
     snaps = {label: latest.get(_system_id(names, sys_name)) for label, sys_name in (("candidate", candidate), ("baseline", baseline))}
@@ -492,11 +503,13 @@ def ab_view(
     cv, bv = comparison["candidate_value"], comparison["baseline_value"]
     comparison["difference"] = cv - bv if cv is not None and bv is not None else None
     per_query: list[dict[str, Any]] = []
+    total = 0
     sc, sb = snaps["candidate"], snaps["baseline"]
     if sc and sb and sc.has_per_query and sb.has_per_query:
         key = (_db_key(s), sc.id, sb.id, measure, segment, test)
-        stats_part, per_query = _AB_CACHE.get(key, lambda: _paired(s, sc.id, sb.id, measure, segment, test))
-        comparison.update(stats_part)
+        paired = _AB_CACHE.get(key, lambda: _paired(s, sc.id, sb.id, measure, segment, test), size=_paired_bytes)
+        comparison.update(paired.stats)
+        per_query, total = paired.page(offset, limit), len(paired.queries)
     # the old names, same values (a = candidate, b = baseline)
     comparison.update(
         a_snapshot=comparison["candidate_snapshot"],
@@ -506,21 +519,49 @@ def ab_view(
     )
     out["comparison"] = comparison
     out["per_query"] = per_query
+    out["per_query_total"] = total
+    out["limit"] = limit
+    out["offset"] = offset
     out["series"] = series_view(s, name, measure=measure, systems=sorted({baseline, candidate}), segment=segment, band=False)["series"]
     return out
 
 
-def _paired(
-    s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class _Paired:
+    """One A/B comparison: its statistics and the paired per-query values in ascending order of the
+    difference (compact: the cache holds these)."""
+
+    stats: dict[str, Any]
+    queries: list[str]
+    candidate: np.ndarray
+    baseline: np.ndarray
+
+    def page(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        rows = []
+        for i in range(offset, min(offset + limit, len(self.queries))):
+            c, b = float(self.candidate[i]), float(self.baseline[i])
+            rows.append({"query": self.queries[i], "candidate": c, "baseline": b, "a": c, "b": b, "difference": c - b})
+        return rows
+
+
+_NO_PAIRS = _Paired({}, [], np.zeros(0), np.zeros(0))
+
+
+def _paired_bytes(p: _Paired) -> int:
+    """The estimated memory of one cached comparison."""
+    return 1024 + sum(sys.getsizeof(q) + 8 for q in p.queries) + p.candidate.nbytes + p.baseline.nbytes
+
+
+def _paired(s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
     dc, db_ = _load_queries(s, candidate_id), _load_queries(s, baseline_id)
     if not (dc and db_ and measure in dc["values"] and measure in db_["values"]):
-        return {}, []
+        return _NO_PAIRS
     mc = _query_map(dc, measure, segment)
     mb = _query_map(db_, measure, segment)
+    del dc, db_
     pairing = pair_values(dict(sorted(mc.items())), mb)
     if not pairing.n:
-        return {}, []
+        return _NO_PAIRS
     sampled = None
     if test in _RESAMPLING and pairing.n > AB_SAMPLE_CAP:
         r = paired_summary(pairing.a, pairing.b, "t")  # mean, t interval, wins/ties/losses: every query
@@ -543,10 +584,9 @@ def _paired(
         "losses": r.losses,
     }
     order = sorted(pairing.queries, key=lambda q: mc[q] - mb[q])
-    rows: list[dict[str, Any]] = [
-        {"query": q, "candidate": mc[q], "baseline": mb[q], "a": mc[q], "b": mb[q], "difference": mc[q] - mb[q]} for q in order
-    ]
-    return part, rows
+    cand = np.fromiter((mc[q] for q in order), dtype=np.float64, count=len(order))
+    base = np.fromiter((mb[q] for q in order), dtype=np.float64, count=len(order))
+    return _Paired(part, list(order), cand, base)
 
 
 def _num(x: float) -> float | None:
