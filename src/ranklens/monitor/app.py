@@ -67,7 +67,7 @@ from ranklens.monitor.schemas import (
     check_project_name,
 )
 from ranklens.monitor.rules import edit_rule
-from ranklens.monitor.security import RequestGate, bearer_token, token_matches, token_weakness
+from ranklens.monitor.security import NulGate, RequestGate, bearer_token, token_matches, token_weakness
 from ranklens.monitor.service import Monitor
 from ranklens.monitor.sessions import LoginThrottle, SessionSigner
 from ranklens.monitor.ssrf import TargetPolicy, redact_url
@@ -324,6 +324,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if rate is not None:
         app.add_middleware(ReadLimit, token=settings.token, burst=rate[0], period=rate[1])  # type: ignore[arg-type]
     app.add_middleware(RequestGate, token=settings.token, limit=settings.max_body)  # type: ignore[arg-type]
+    app.add_middleware(NulGate)  # type: ignore[arg-type]
     app.add_middleware(BearerThrottle, token=settings.token, throttle=throttle)  # type: ignore[arg-type]
     app.add_middleware(SecurityHeaders)  # type: ignore[arg-type]
     app.add_middleware(TrustedProxies, proxies=proxies)  # type: ignore[arg-type]  # outermost: the client address

@@ -58,7 +58,8 @@ LIMITS = {
     "tag_value": 500,
 }
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # and lone surrogates: not storable text
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")  # no database text column takes these (PostgreSQL: no NUL)
 CLIENT_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$"
 
 
@@ -114,6 +115,13 @@ def _name(v: str) -> str:
     return _as_value_error(check_name, v)
 
 
+def _storable(v: str) -> str:
+    """Free text (a description, a secret, a version): anything but NUL and lone surrogates."""
+    if _UNSTORABLE.search(v):
+        raise ValueError("text must not contain NUL characters or lone surrogates")
+    return v
+
+
 def _project(v: str) -> str:
     return _as_value_error(check_project_name, v)
 
@@ -144,7 +152,8 @@ MeasureName = Annotated[str, AfterValidator(_measure)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_ID)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Label = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]  # a relevance grade (the engine's labels are 32-bit)
-TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"])]
+Text = AfterValidator(_storable)
+TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"]), Text]
 
 
 class _Strict(BaseModel):
@@ -218,14 +227,14 @@ def check_time(v: dt.datetime | None) -> dt.datetime | None:
 
 class ProjectIn(_Strict):
     name: ProjectName
-    description: Annotated[str, StringConstraints(max_length=5000)] = ""
+    description: Annotated[str, StringConstraints(max_length=5000), Text] = ""
 
 
 class DatasetIn(_Strict):
     """A qrels version: ``qrels`` as ``{qid: {docid: label}}``."""
 
     name: Name
-    version: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100), Text]
     qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Label]] = Field(
         min_length=1, max_length=LIMITS["queries"]
     )
@@ -237,7 +246,7 @@ class RunIn(_Strict):
     id: ClientId | None = None
     system: Name
     dataset: Name
-    version: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100), Text] | None = None
     measures: list[MeasureName] = Field(min_length=1, max_length=LIMITS["measures"])
     run: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Finite]] = Field(
         min_length=1, max_length=LIMITS["queries"]
@@ -274,7 +283,7 @@ class RuleIn(_Strict):
 
     name: Name | None = None
     kind: Literal["threshold", "window", "significance"] = "threshold"
-    expr: Annotated[str, StringConstraints(max_length=300)] | None = None
+    expr: Annotated[str, StringConstraints(max_length=300), Text] | None = None
     measure: MeasureName | None = None
     op: _OPS | None = None
     value: Finite | None = None
@@ -373,7 +382,7 @@ class WebhookIn(_Strict):
         str, StringConstraints(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$"), AfterValidator(_webhook_url)
     ]
     project: ProjectName | None = None
-    secret: Annotated[str, StringConstraints(max_length=200)] | None = None
+    secret: Annotated[str, StringConstraints(max_length=200), Text] | None = None
     enabled: bool = True
 
 
@@ -408,7 +417,7 @@ class RulePatch(_Strict):
     disables the rule."""
 
     name: Name | None = None
-    expr: Annotated[str, StringConstraints(max_length=300)] | None = None
+    expr: Annotated[str, StringConstraints(max_length=300), Text] | None = None
     kind: Literal["threshold", "window", "significance"] | None = None
     measure: MeasureName | None = None
     op: _OPS | None = None

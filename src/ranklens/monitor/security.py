@@ -19,9 +19,10 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import urllib.parse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["LOGIN_BODY_LIMIT", "MIN_TOKEN_BITS", "RequestGate", "bearer_token", "token_matches", "token_weakness"]
+__all__ = ["LOGIN_BODY_LIMIT", "MIN_TOKEN_BITS", "NulGate", "RequestGate", "bearer_token", "token_matches", "token_weakness"]
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOGIN_BODY_LIMIT = 16 * 1024  # the login form holds one token
@@ -155,3 +156,20 @@ class RequestGate:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class NulGate:
+    """A NUL character in the URL's path or query values is a 400: it cannot name anything stored (names
+    refuse control characters) and PostgreSQL refuses it in a query parameter."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            query = scope.get("query_string", b"")
+            values = urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True) if b"%00" in query else []
+            if "\x00" in scope["path"] or any("\x00" in k or "\x00" in v for k, v in values):
+                await send_error(send, 400, "bad_request", "the URL must not contain NUL characters")
+                return
+        await self.app(scope, receive, send)
