@@ -52,7 +52,7 @@ def _segmented(n: int, segments: int | None = None) -> dict[str, Any]:
 
 def _lines_run(fn: Any) -> int:
     """How many lines of ranklens.monitor.service run while ``fn()`` runs (a count of work, not a time)."""
-    import ranklens.monitor.service as service
+    from ranklens.monitor import service
 
     target = service.__file__
     count = 0
@@ -93,7 +93,7 @@ def _refused(body: SnapshotIn) -> None:
 
 
 def test_too_many_segments_is_refused_before_the_means() -> None:
-    import ranklens.monitor.service as service
+    from ranklens.monitor import service
 
     body = SnapshotIn.model_validate(_segmented(4000))
     calls = 0

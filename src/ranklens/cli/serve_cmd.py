@@ -62,7 +62,11 @@ def command(
 
         from ranklens.monitor.app import Settings, create_app
         from ranklens.monitor.db import normalise_url
-        from ranklens.monitor.protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_HEADER, guarded_protocol
+        from ranklens.monitor.protocol import (
+            DEFAULT_HEADER_TIMEOUT,
+            DEFAULT_MAX_HEADER,
+            guarded_protocol,
+        )
         from ranklens.monitor.security import token_weakness
     except ImportError as exc:
         raise MissingDependencyError(exc.name or "fastapi", "monitor", "ranklens serve") from None

@@ -25,8 +25,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi import Path as PathParam
-from fastapi.openapi.utils import get_openapi
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import (
     FileResponse,
     HTMLResponse,
@@ -48,6 +48,7 @@ from ranklens.monitor.clients import BearerThrottle, TrustedProxies, parse_proxi
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError, TooManyRequests, Unauthorized
 from ranklens.monitor.ratelimit import DEFAULT_RATE, LIMITED, ReadLimit, parse_rate
+from ranklens.monitor.rules import edit_rule
 from ranklens.monitor.schemas import (
     INT32_MAX,
     DatasetCreated,
@@ -66,8 +67,13 @@ from ranklens.monitor.schemas import (
     WebhookIn,
     check_project_name,
 )
-from ranklens.monitor.rules import edit_rule
-from ranklens.monitor.security import NulGate, RequestGate, bearer_token, token_matches, token_weakness
+from ranklens.monitor.security import (
+    NulGate,
+    RequestGate,
+    bearer_token,
+    token_matches,
+    token_weakness,
+)
 from ranklens.monitor.service import Monitor
 from ranklens.monitor.sessions import LoginThrottle, SessionSigner
 from ranklens.monitor.ssrf import TargetPolicy, redact_url

@@ -32,15 +32,19 @@ from sqlalchemy.orm import Session
 from ranklens.monitor import charts, read_models, views
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError
-from ranklens.monitor.schemas import DbId, Offset, PageLimit  # bounded: out of range is a 422, never a 500
+from ranklens.monitor.schemas import (  # bounded: out of range is a 422, never a 500
+    DbId,
+    Offset,
+    PageLimit,
+)
 
 __all__ = [
     "PAGES",
     "AbQuery",
-    "ProjectPatch",
     "AlertsQuery",
     "NoQuery",
     "Page",
+    "ProjectPatch",
     "SegmentsQuery",
     "SeriesQuery",
     "SnapshotQuery",

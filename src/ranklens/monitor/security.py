@@ -20,6 +20,7 @@ import hmac
 import json
 import math
 import urllib.parse
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["LOGIN_BODY_LIMIT", "MIN_TOKEN_BITS", "NulGate", "RequestGate", "bearer_token", "token_matches", "token_weakness"]

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from ranklens import stats
 from ranklens.comparison.pairing import pair_values, paired_summary, query_values
 from ranklens.monitor.errors import MonitorError, NotFound
-from ranklens.monitor.readcache import BoundedCache
 from ranklens.monitor.models import (
     Alert,
     Dataset,
@@ -36,21 +34,22 @@ from ranklens.monitor.models import (
     System,
     Webhook,
 )
+from ranklens.monitor.readcache import BoundedCache
 from ranklens.monitor.rules import describe_rule
 from ranklens.monitor.service import iso, rule_json
 
 __all__ = [
     "HEADLINE_MEASURES",
-    "set_headline_measure",
     "ab_view",
-    "headline_measure",
     "alerts_view",
     "deliveries_view",
+    "headline_measure",
     "overview_view",
     "projects_view",
     "rules_view",
     "segments_view",
     "series_view",
+    "set_headline_measure",
     "snapshot_view",
     "snapshots_view",
 ]
@@ -422,8 +421,8 @@ def _snapshot(s: Session, p: Project, client_id: str) -> Snapshot:
 #: Above this many paired queries, the resampling tests (bootstrap, randomisation) run on a fixed random
 #: sample of this many; the mean difference, its t interval and wins/ties/losses always use every query.
 AB_SAMPLE_CAP = 5_000
-#: The A/B cache's budget: the paired per-query values of about four 200,000-query comparisons.
-AB_CACHE_BYTES = 64 * 1024 * 1024
+#: The A/B cache's budget: the paired per-query values of about two 200,000-query comparisons.
+AB_CACHE_BYTES = 32 * 1024 * 1024
 _AB_CACHE = BoundedCache(max_bytes=AB_CACHE_BYTES)
 #: The per-query rows of one A/B answer (``limit``) by default; at most :data:`ranklens.monitor.schemas.MAX_PAGE`.
 AB_PAGE = 1000
@@ -505,9 +504,12 @@ def ab_view(
     per_query: list[dict[str, Any]] = []
     total = 0
     sc, sb = snaps["candidate"], snaps["baseline"]
-    if sc and sb and sc.has_per_query and sb.has_per_query:
+    # a measure or segment the project does not have pairs nothing: answered without reading the per-query
+    # values (an unknown name must cost no parsing)
+    known = measure in filt["measures"] and (not segment or segment in filt["segments"])
+    if known and sc and sb and sc.has_per_query and sb.has_per_query:
         key = (_db_key(s), sc.id, sb.id, measure, segment, test)
-        paired = _AB_CACHE.get(key, lambda: _paired(s, sc.id, sb.id, measure, segment, test), size=_paired_bytes)
+        paired = _cached_pairs(s, key, sc.id, sb.id, measure, segment, test)
         comparison.update(paired.stats)
         per_query, total = paired.page(offset, limit), len(paired.queries)
     # the old names, same values (a = candidate, b = baseline)
@@ -552,13 +554,32 @@ def _paired_bytes(p: _Paired) -> int:
     return 1024 + sum(sys.getsizeof(q) + 8 for q in p.queries) + p.candidate.nbytes + p.baseline.nbytes
 
 
+#: One A/B computation at a time: a cache miss holds one snapshot's parsed per-query document and two
+#: query maps (some 70 MB at 200,000 queries); concurrent misses wait instead of adding up.
+_AB_COMPUTE = threading.Lock()
+
+
+def _cached_pairs(s: Session, key: Hashable, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
+    def compute() -> _Paired:
+        with _AB_COMPUTE:  # another request may have computed it meanwhile
+            return _AB_CACHE.get(key, lambda: _paired(s, candidate_id, baseline_id, measure, segment, test), size=_paired_bytes)  # type: ignore[no-any-return]
+
+    return _AB_CACHE.get(key, compute, size=_paired_bytes)  # type: ignore[no-any-return]
+
+
+def _measure_map(s: Session, snapshot_id: int, measure: str, segment: str) -> dict[str, float] | None:
+    """One snapshot's ``query → value`` of ``measure`` (in ``segment``); the parsed document is dropped at once."""
+    doc = _load_queries(s, snapshot_id)
+    if not doc or measure not in doc["values"]:
+        return None
+    return _query_map(doc, measure, segment)
+
+
 def _paired(s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
-    dc, db_ = _load_queries(s, candidate_id), _load_queries(s, baseline_id)
-    if not (dc and db_ and measure in dc["values"] and measure in db_["values"]):
+    mc = _measure_map(s, candidate_id, measure, segment)
+    mb = _measure_map(s, baseline_id, measure, segment) if mc is not None else None
+    if mc is None or mb is None:
         return _NO_PAIRS
-    mc = _query_map(dc, measure, segment)
-    mb = _query_map(db_, measure, segment)
-    del dc, db_
     pairing = pair_values(dict(sorted(mc.items())), mb)
     if not pairing.n:
         return _NO_PAIRS
