@@ -9,7 +9,7 @@
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `ranklens eval`'s express path stays light)
 
-from ranklens._lazy import lazy_names
+from ranklens._lazy import lazy_names as _lazy_names
 
 from ranklens._version import __version__
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `im
     from ranklens.data.segments import read_segments
     from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate, evaluate_arrays
     from ranklens.measures import Measure, parse
+    from ranklens.online import ab
     from ranklens.results.core import Results
     from ranklens.results.io import read_results
 
@@ -41,11 +42,12 @@ _LAZY = {
     "Measure": "ranklens.measures",
     "parse": "ranklens.measures",
     "Results": "ranklens.results.core",
+    "ab": "ranklens.online",
     "read_results": "ranklens.results.io",
 }
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "ab",
     "compare",
     "evaluate",
     "evaluate_arrays",
