@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from ranklens import stats
 from ranklens.comparison.pairing import looks_between_subjects, pair_values, paired_summary, query_values
+from ranklens.monitor.coverage import COVERAGE, coverage_json, on_text, stored_coverage
 from ranklens.monitor.errors import MonitorError, NotFound
 from ranklens.monitor.models import (
     Alert,
@@ -34,7 +35,6 @@ from ranklens.monitor.models import (
     System,
     Webhook,
 )
-from ranklens.monitor.coverage import COVERAGE, coverage_json, on_text, stored_coverage
 from ranklens.monitor.readcache import BoundedCache
 from ranklens.monitor.rules import describe_rule, monitor_scope_key
 from ranklens.monitor.service import iso, rule_json
