@@ -485,3 +485,55 @@ def test_event_ids_are_distinct_per_alert_change() -> None:
     assert len(ids) == 4
     # two deliveries (to two webhooks) of one alert change share the key
     assert event_id(Delivery(id=1, event="alert.firing", alert_id=9)) == event_id(Delivery(id=2, event="alert.firing", alert_id=9))
+
+
+@pytest.mark.parametrize("impl", ["httptools", "h11"])
+def test_both_protocols_bound_the_headers(impl: str) -> None:
+    # uvicorn picks httptools when it is installed, else h11: both shipped classes enforce both limits
+    import threading
+    import time
+
+    import uvicorn
+
+    from ranklens.monitor import protocol
+
+    if impl == "httptools":
+        pytest.importorskip("httptools")
+    cls = protocol._httptools(4096, 1.0) if impl == "httptools" else protocol._h11(4096, 1.0)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, http=cls, h11_max_incomplete_event_size=4096, log_level="critical", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/"
+        assert httpx.get(url, headers={"X-Small": "a" * 1000}).status_code == 200
+        if impl == "httptools":
+            big = httpx.get(url, headers={"X-Big": "a" * (1 << 20)})
+            assert big.status_code == 431 and big.json()["error"]["code"] == "request_header_fields_too_large"
+        else:  # h11's own limit: a 400, and the connection closed (often reset while the client still sends)
+            try:
+                assert httpx.get(url, headers={"X-Big": "a" * (1 << 20)}).status_code == 400
+            except httpx.TransportError:
+                pass
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.settimeout(10)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            answer = s.recv(200)  # nothing more is sent: the deadline must answer and close
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert httpx.get(url).status_code == 200  # keep-alive requests after a complete one still work
+    finally:
+        server.should_exit = True
+        thread.join(10)

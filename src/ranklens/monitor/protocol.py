@@ -44,9 +44,19 @@ class _Guard:
     transport: asyncio.Transport
     loop: asyncio.AbstractEventLoop
 
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        self._guard_init()
+        super().connection_made(transport)  # type: ignore[misc]  # the uvicorn protocol this is mixed into
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)  # type: ignore[misc]
+
     def _guard_init(self) -> None:
         self._in_headers = True  # waiting for (the rest of) a request's headers
         self._completed = False  # the headers completed during the current read
+        self._discarding = False  # refused (431): the rest of the request is read and dropped, then closed
         self._header_bytes = 0
         self._header_timer: asyncio.TimerHandle | None = None
 
@@ -61,7 +71,9 @@ class _Guard:
 
     def _header_timed_out(self) -> None:
         self._header_timer = None
-        if self._in_headers and not self.transport.is_closing():
+        if self._discarding:
+            self.transport.close()
+        elif self._in_headers and not self.transport.is_closing():
             self.transport.write(_error(408, "Request Timeout", "request_timeout", "the request headers took too long"))
             self.transport.close()
 
@@ -82,13 +94,15 @@ class _Guard:
         self._header_bytes += n
         if self._header_bytes <= self.max_header:
             return True
-        self._disarm()
         if not self.transport.is_closing():
             self.transport.write(
                 _error(431, "Request Header Fields Too Large", "request_header_fields_too_large",
                        f"the request headers are over {self.max_header} bytes")
             )
-            self.transport.close()
+            # not closed at once: closing with unread bytes resets the connection and loses the answer for a
+            # client still sending; what it sends is dropped unparsed until the deadline, then it is closed
+            self._discarding = True
+            self._arm()
         return False
 
 
@@ -106,16 +120,9 @@ def _httptools(max_header: int, header_timeout: float) -> type[Any]:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class GuardedHttpTools(_Guard, HttpToolsProtocol):  # type: ignore[misc]
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            self._guard_init()
-            super().connection_made(transport)
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
         def data_received(self, data: bytes) -> None:
+            if self._discarding:
+                return
             waiting = self._in_headers
             if waiting:
                 self._arm()
@@ -143,15 +150,6 @@ def _h11(max_header: int, header_timeout: float) -> type[Any]:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class GuardedH11(_Guard, H11Protocol):  # type: ignore[misc]
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            self._guard_init()
-            super().connection_made(transport)
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
         def data_received(self, data: bytes) -> None:
             super().data_received(data)  # h11 itself refuses headers over h11_max_incomplete_event_size
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():  # headers still incomplete
