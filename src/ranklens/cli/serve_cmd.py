@@ -106,6 +106,13 @@ def command(
             f"the token is too weak to listen on {host}: {weak}; use a generated one (unset RANKLENS_TOKEN) or "
             "python -c 'import secrets; print(secrets.token_urlsafe(24))', or pass --allow-weak-token"
         )
+    try:
+        max_header = int(os.environ.get("RANKLENS_MAX_HEADER", str(DEFAULT_MAX_HEADER)))
+        header_timeout = float(os.environ.get("RANKLENS_HEADER_TIMEOUT", str(DEFAULT_HEADER_TIMEOUT)))
+    except ValueError:
+        raise _Refused("RANKLENS_MAX_HEADER is a number of bytes and RANKLENS_HEADER_TIMEOUT a number of seconds") from None
+    if max_header < 1024 or not header_timeout > 0:
+        raise _Refused(f"RANKLENS_MAX_HEADER must be at least 1024 and RANKLENS_HEADER_TIMEOUT above 0; got {max_header}, {header_timeout}")
     app = create_app(settings)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -118,7 +125,7 @@ def command(
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"ranklens monitor listening on http://{shown}:{bound}/ (database {_safe(url)})", err=True)
     if generated:
-        click.echo(f"writes need this token (set RANKLENS_TOKEN to choose one): {settings.token}", err=True)
+        click.echo(f"writes (and reads, unless --public-read) need this token (set RANKLENS_TOKEN to choose one): {settings.token}", err=True)
     if weak:
         click.echo(f"WARNING: the token is weak ({weak}); anyone who can reach this server may guess it", err=True)
     if settings.public_read:
@@ -126,8 +133,6 @@ def command(
     sys.stderr.flush()
     # the header limit and deadline (protocol.py); forwarded headers are the app's to judge (--trusted-proxy),
     # never uvicorn's (which believes them from 127.0.0.1 by default)
-    max_header = int(os.environ.get("RANKLENS_MAX_HEADER", str(DEFAULT_MAX_HEADER)))
-    header_timeout = float(os.environ.get("RANKLENS_HEADER_TIMEOUT", str(DEFAULT_HEADER_TIMEOUT)))
     config = uvicorn.Config(
         app, log_level=log_level, access_log=log_level in ("info", "debug"), timeout_graceful_shutdown=5,
         http=guarded_protocol(max_header=max_header, header_timeout=header_timeout), h11_max_incomplete_event_size=max_header,
