@@ -191,6 +191,34 @@ def test_unknown_measure_is_refused_before_any_work(tmp_path: Path, monkeypatch:
     assert "did you mean 'nDCG@10'" in language.suggest("ndgc@10")  # short names still get one
 
 
+def test_series_bands_are_bounded_work_per_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every snapshot's band parses its per-query document once; one read parses at most BAND_BUDGET values
+    from ranklens.monitor import views
+
+    loads: list[int] = []
+    real = views._load_queries
+
+    def counting(s: Any, snapshot_id: int) -> Any:
+        loads.append(snapshot_id)
+        return real(s, snapshot_id)
+
+    with _test_client(_app(tmp_path, public_read=True, read_rate="off")) as c:
+        for day in range(6):
+            pq = {f"q{i}": {"AP": (i * (day + 3)) % 7 / 7} for i in range(10)}
+            body = {"id": f"d{day}", "system": "a", "at": f"2026-01-0{day + 1}T00:00:00Z", "results": eval_json(pq)}
+            assert c.post("/api/v1/projects/p/snapshots", json=body, headers=AUTH).status_code == 201
+        views._BANDS.clear()
+        monkeypatch.setattr(views, "_load_queries", counting)
+        monkeypatch.setattr(views, "BAND_BUDGET", 25)  # three 10-query snapshots per read
+        banded = []
+        for _ in range(3):
+            points = c.get("/api/v1/projects/p/series?measure=AP").json()["series"][0]["points"]
+            banded.append([p["snapshot"] for p in points if "ci_low" in p])
+        assert len(loads) == 6 and len(set(loads)) == 6  # each document parsed once over the three reads
+        assert banded[0] == ["d3", "d4", "d5"]  # the newest first
+        assert banded[1] == banded[2] == [f"d{d}" for d in range(6)]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # item 2: bearer guessing throttled; forwarded headers from configured proxies only; weak tokens
 

@@ -107,6 +107,10 @@ class _LRU:
                 self._data.popitem(last=False)
         return value
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._data
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
@@ -317,10 +321,11 @@ def series_view(
         for n in systems:
             _system_id(names, n)
     series = []
+    budget = [BAND_BUDGET]  # per-query values this read may parse for bands not cached yet
     for sid, sname in chosen.items():
         q = (
             select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query,
-                   Snapshot.missing, Snapshot.coverage)
+                   Snapshot.missing, Snapshot.coverage, Snapshot.num_queries)
             .join(SnapshotValue, SnapshotValue.snapshot_id == Snapshot.id)
             .where(Snapshot.system_id == sid, SnapshotValue.measure == measure, SnapshotValue.segment == segment)
         )
@@ -338,7 +343,12 @@ def series_view(
             # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
             # stored per-query values (cached per snapshot: snapshots do not change)
             with_queries = [i for i, r in enumerate(rows) if r[4]][-BAND_POINTS:]
-            for i in with_queries:
+            for i in reversed(with_queries):  # the newest first: a read out of budget leaves the oldest bare
+                key = (_db_key(s), rows[i][3], measure, segment)
+                if key not in _BANDS:
+                    if budget[0] <= 0:
+                        continue  # computed by a later read: one read parses at most BAND_BUDGET values
+                    budget[0] -= rows[i].num_queries or 1
                 ci = _mean_interval(s, rows[i][3], measure, segment)
                 if ci is not None:
                     points[i]["ci_low"], points[i]["ci_high"], points[i]["n"] = ci
@@ -390,6 +400,9 @@ def series_view(
 
 #: How many of a series' newest snapshots get a confidence band.
 BAND_POINTS = 400
+#: The per-query values one series read may parse to draw bands not cached yet (some 2 s of work): a
+#: long history of large snapshots gets its band over several reads, the newest points first.
+BAND_BUDGET = 2_000_000
 _BANDS = _LRU(4096)
 
 
