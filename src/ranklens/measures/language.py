@@ -356,6 +356,8 @@ def closest(word: str, candidates: list[str]) -> str | None:
     best: tuple[int, int, int] | None = None
     choice = None
     for i, c in enumerate(candidates):
+        if abs(len(c) - len(low)) > limit:  # the distance is at least the difference in length: skip the work
+            continue
         d = _distance(low, c.lower())
         if d > limit:
             continue
