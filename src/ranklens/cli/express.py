@@ -96,7 +96,7 @@ def run(argv: Sequence[str]) -> int | None:
     from ranklens.errors import InputError
 
     try:  # (the one dispatcher; anything but the compiled backend is the full interface's to run and say)
-        choice = choose_backend(measures, None, files[0], files[1:], note=False)
+        choice = choose_backend(measures or [], None, files[0], files[1:], note=False)
     except InputError:
         return None
     if choice.name != "compiled":
