@@ -18,11 +18,12 @@ one), ``compare``, ``gate`` and :func:`ranklens.evaluation.evaluate_files` all c
 (exit 2) saying why. ``RANKLENS_DEBUG=1`` writes one line to standard error saying which backend ran and why.
 
 >>> import os
->>> os.environ.pop("RANKLENS_BACKEND", None) and None
+>>> saved = os.environ.pop(ENV, None)
 >>> from ranklens.measures import parse_many
 >>> choice = choose_backend(parse_many(["nDCG(gain=exp)@10"]), None, "q.txt", ["r.txt"])
 >>> choice.name, choice.declined
 ('reference', (('compiled', 'nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear'),))
+>>> os.environ.update({ENV: saved} if saved else {})
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def compiled_declines(
     otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input."""
     from ranklens import express
 
-    reason = express.unavailable()
+    reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
+    reason = reason or express.unavailable()
     if reason is None and stream is not None:
         reason = f"stream={stream} asked for (the compiled pass chooses how it reads)"
     if reason is None and not isinstance(qrels, str):
@@ -98,7 +100,7 @@ def compiled_declines(
         bad = next((r for r in runs if not isinstance(r, str) or r == "-"), None)
         if bad is not None:
             reason = "a run read from standard input" if bad == "-" else f"a run given as {type(bad).__name__}"
-    return reason or express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
+    return reason
 
 
 def choose_backend(

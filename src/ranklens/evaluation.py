@@ -114,9 +114,13 @@ def evaluate_files(
         else [(r if isinstance(r, tuple) else (None, r)) for r in runs]
     )
     from ranklens.backends import choose_backend, run_compiled
+    from ranklens.errors import RanklensError
     from ranklens.measures import parse_many
 
-    wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
+    try:
+        wanted = parse_many([measures] if isinstance(measures, str) else list(measures), rel_level=policy.rel_level)
+    except RanklensError:  # (no backend then: the reference parses them again and says what is wrong)
+        wanted = []
     paths = [path for _, path in named]
     choice = choose_backend(wanted, policy, qrels, paths, stream=stream)
     compiled = run_compiled(choice, lambda why: compiled_results(qrels, named, wanted, policy, progress, why))
