@@ -245,17 +245,18 @@ def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | Non
             return f"{m}: the compiled pass implements {', '.join(SUPPORTED_MEASURES)} only"
         if type(m.cutoff) not in (int, type(None)):
             return f"{m}: a cutoff that is not a whole number"
-        if (m.name, m.cutoff) in seen:
-            return f"{m}: asked for twice"
-        seen.add((m.name, m.cutoff))
         if isinstance(m, ExpressMeasure):
-            continue
+            continue  # (a plain word: the registry's defaults)
         for param in m.family.params:
             value = m.get(param.name)
             if param.name not in declared:
                 return f"{m}: {param.name}={value}; the compiled pass declares nothing for {param.name}"
             if value != declared[param.name]:
                 return f"{m}: {param.name}={value}; the compiled pass implements {param.name}={declared[param.name]}"
+    for m in measures:
+        if (m.name, m.cutoff) in seen:
+            return f"{m}: asked for twice"
+        seen.add((m.name, m.cutoff))
     return None
 
 

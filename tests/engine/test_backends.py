@@ -70,12 +70,17 @@ def test_the_policy_declaration_names_every_field() -> None:
         (["P(ties=average)@5"], "ties=average; the compiled pass implements ties=trec"),
         (["RR(rel=2)"], "rel=2; the compiled pass implements rel=1"),
         (["nDCG@10", "bpref"], "Bpref: the compiled pass implements nDCG, DCG, AP, P, RR, R only"),
+        (["nDCG", "nDCG(gain=exp)"], "nDCG(gain=exp): gain=exp; the compiled pass implements gain=linear"),
         (["nDCG@10", "AP"], None),
     ],
 )
 def test_declines_say_which_parameter(words: list[str], reason: str | None) -> None:
     got = measures_declined(parse_many(words))
     assert got == reason if reason is None else reason in (got or "")
+
+
+def test_a_measure_twice_is_declined() -> None:
+    assert measures_declined(parse_many(["P@5"]) * 2) == "P@5: asked for twice"
 
 
 def test_a_changed_registry_default_is_declined_not_diverged() -> None:
