@@ -30,6 +30,7 @@ from ranklens.hooks import NoteHook, ProgressHook
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
+    from ranklens.measures.language import MeasuresArg
     from ranklens.results import Results
 
 __all__ = [
@@ -79,7 +80,7 @@ def read_qrels_file(
 def evaluate_files(
     qrels: Any,
     runs: Sequence[str | tuple[str | None, str]] | Mapping[str, str],
-    measures: Sequence[Any] | str,
+    measures: MeasuresArg,
     policy: EvalPolicy | None = None,
     *,
     stream: bool | None = None,
@@ -118,7 +119,7 @@ def evaluate_files(
     from ranklens.measures import parse_many
 
     try:
-        wanted = parse_many([measures] if isinstance(measures, str) else list(measures), rel_level=policy.rel_level)
+        wanted = parse_many(measures, rel_level=policy.rel_level)
     except RanklensError:  # (no backend then: the reference parses them again and says what is wrong)
         wanted = []
     paths = [path for _, path in named]
@@ -222,7 +223,7 @@ def evaluate_run_file(
                 raise
             if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
                 read_whole.append(path)
-    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True):
+    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True) and not _by_rank(columns):
         if not _parquet_streams(path, run_format):
             if stream:
                 raise InputError(
@@ -244,6 +245,11 @@ def evaluate_run_file(
         run = read_run(path, format=run_format, columns=columns)
     with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
         return evaluator(run, warn=False)
+
+
+def _by_rank(columns: Mapping[str, str] | None) -> bool:
+    """A column map with a ``rank`` role (positions, read whole: the streaming readers read scores)."""
+    return any(str(role).strip().lower() == "rank" for role in (columns or {}).values())
 
 
 def _parquet_streams(path: str, run_format: str | None) -> bool:
