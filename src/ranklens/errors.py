@@ -199,24 +199,15 @@ def cli_wording(note: Note) -> str:
     return f"{n} unjudged rows removed (judged-only)"
 
 
-def alignment_notes(
-    run_only_queries: int,
-    run_only_rows: int,
-    qrels_only_queries: int,
-    qrels_only_scored_zero: bool = False,
-    truncated_rows: int = 0,
-    removed_unjudged_rows: int = 0,
-) -> list[str]:
+def alignment_notes(*counts: int | bool) -> list[str]:
     """The notes of what joining a run to the qrels left out, in the command line's words (the engine's
-    alignment and the compiled pass say them so): :func:`alignment_note_data` worded by :func:`cli_wording`.
+    alignment and the compiled pass say them so): :func:`alignment_note_data` of the same arguments, worded by
+    :func:`cli_wording`.
 
     >>> alignment_notes(2, 7, 1)
     ['2 run queries (7 rows) not in the qrels: ignored', '1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0']
     """
-    data = alignment_note_data(
-        run_only_queries, run_only_rows, qrels_only_queries, qrels_only_scored_zero, truncated_rows, removed_unjudged_rows
-    )
-    return [cli_wording(note) for note in data]
+    return [cli_wording(note) for note in alignment_note_data(*counts)]  # type: ignore[arg-type]
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
