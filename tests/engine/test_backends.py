@@ -192,6 +192,15 @@ def test_gate_takes_the_compiled_backend_and_prints_the_references_bytes(args: l
     assert (fast.exit_code, fast.stdout, fast.stderr) == (ref.exit_code, ref.stdout, ref.stderr)
 
 
+@pytest.mark.parametrize("command", [["eval", QRELS, BM25], ["compare", QRELS, BM25, DENSE], ["gate", QRELS, BM25, "--min", "P@5=0"]])
+def test_a_forced_backend_and_engine_spark_are_one_line(command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused by the dispatcher before Spark starts, by every command that has --engine."""
+    monkeypatch.setenv("RANKLENS_BACKEND", "reference")
+    result = CliRunner().invoke(cli, [*command, "--engine", "spark"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "ranklens: error: RANKLENS_BACKEND=reference and --engine spark ask for two backends; choose one\n"
+
+
 def test_spark_is_chosen_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert choose_backend(parse_many(["P@5"]), None, QRELS, [BM25], engine="spark").name == "spark"
     monkeypatch.setenv("RANKLENS_BACKEND", "reference")
