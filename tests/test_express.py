@@ -398,14 +398,14 @@ def test_commands_print_the_same_with_the_express_path_inside(args: list[str], m
     import ranklens.evaluation as evaluation
 
     taken: list[bool] = []
-    real = evaluation._express
+    real = evaluation.compiled_results
 
     def spy(*args: object) -> object:
         got = real(*args)  # type: ignore[arg-type]
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(evaluation, "_express", spy)
+    monkeypatch.setattr(evaluation, "compiled_results", spy)
     status, out, err = full_interface(args)
     assert taken == ([] if args[0] == "gate" else [True]), taken  # (the gate scores missing queries 0: not express)
     assert status in ((0, 1) if args[0] == "gate" else (0,)), (out, err)

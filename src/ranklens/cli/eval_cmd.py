@@ -97,6 +97,9 @@ def command(
     if engine == "spark":  # the same FileEvaluation, computed on Spark
         import functools
 
+        from ranklens.backends import choose_backend
+
+        choose_backend([], policy, qrels, [path for _, path in named], engine="spark")  # (the one dispatcher says it)
         from ranklens.spark import evaluate_files as on_spark
 
         evaluate_files = functools.partial(on_spark, master=spark_master)  # type: ignore[assignment]
