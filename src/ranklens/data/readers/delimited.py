@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ranklens.data._arrow import read_lent
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     QRELS,
@@ -180,9 +181,10 @@ def _parse(
     columns = [f"f{i}" for i in range(len(names))]
     wanted = [columns[p] for p in positions]
     value_type = pa.float64() if kind.real_values else pa.string()  # labels: checked below, then cast
-    try:
-        table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(body)),
+    table = read_lent(
+        body,
+        lambda source: pacsv.read_csv(
+            source,
             read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 22),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter,
@@ -199,8 +201,10 @@ def _parse(
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
-        )
-    except (pa.ArrowException, ValueError):
+        ),
+        (pa.ArrowException, ValueError),
+    )
+    if table is None:
         return None
     table = table.select(wanted)
     if kind.real_values:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from ranklens.data._arrow import from_numpy
+from ranklens.data._arrow import from_numpy, read_lent
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     RUN,
@@ -295,12 +295,14 @@ def _parse_jsonl(data: bytes, end: int, kind: Kind, mapping: Mapping[str, str] |
         return None
     value_type = pa.float64() if kind.real_values else pa.int64()
     schema = pa.schema([(names[q], pa.string()), (names[d], pa.string()), (names[v], value_type)])
-    try:
-        table = pajson.read_json(
-            pa.BufferReader(pa.py_buffer(memoryview(data)[:end])),
-            parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-        )
-    except (pa.ArrowException, ValueError):
+    table = read_lent(
+        memoryview(data)[:end],
+        lambda source: pajson.read_json(
+            source, parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        ),
+        (pa.ArrowException, ValueError),
+    )
+    if table is None:
         return None
     table = table.select([names[q], names[d], names[v]])
     if any(column.null_count for column in table.columns):

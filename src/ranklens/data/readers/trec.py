@@ -51,7 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ranklens.data._arrow import from_numpy, string_array
+from ranklens.data._arrow import from_numpy, read_lent, string_array
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
@@ -540,9 +540,10 @@ def _parse(
     """Parse with pyarrow; ``None`` if pyarrow rejects the input (the caller falls back)."""
     names = [f"f{i}" for i in range(len(layout.names))]
     include = [names[layout.query], names[layout.doc], names[layout.value]] if needed_only else []
-    try:
-        return pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(buffer)),
+    return read_lent(
+        buffer,
+        lambda source: pacsv.read_csv(
+            source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter.decode(),
@@ -561,9 +562,9 @@ def _parse(
                 quoted_strings_can_be_null=False,
                 include_columns=include,
             ),
-        )
-    except (pa.ArrowException, ValueError):
-        return None
+        ),
+        (pa.ArrowException, ValueError),
+    )
 
 
 def _columns(
