@@ -481,6 +481,7 @@ static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
         Py_ssize_t starts[4], lens[4];
         int more;
         int fields = line_fields(u, &pos, end, size, starts, lens, 4, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (fields == 0) continue;
         if (fields != 4 || more || u[starts[0]] == '#') goto decline;
         int32_t label;
@@ -872,6 +873,7 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
         Py_ssize_t line_start = pos, starts[6], lens[6];
         int more;
         int fields = line_fields(ru, &pos, rend, rsize, starts, lens, 6, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (fields == 0 || ru[starts[0]] == '#') continue;
         if (fields != 6 || more) goto decline;
         double score;

@@ -131,6 +131,7 @@ MUTATION = st.one_of(
     st.tuples(st.just("line_insert"), frac, st.sampled_from(LINES)),
     st.tuples(st.just("field"), frac, frac, st.sampled_from([b"", *TOKENS])),
     st.tuples(st.sampled_from(["crlf", "cr_only", "bom", "no_final_newline"])),
+    st.tuples(st.just("line_bom"), frac),  # a mark that begins a later line (files joined with cat)
 )
 
 
@@ -168,6 +169,8 @@ def mutate(data: bytes, mutation: tuple) -> bytes:  # type: ignore[type-arg]
         lines[i], lines[i + 1] = lines[i + 1], lines[i]
     elif kind == "line_insert":
         lines.insert(i, args[1])
+    elif kind == "line_bom":
+        lines[i] = BOM + lines[i]
     elif kind == "field":
         fields = list(_FIELD.finditer(lines[i]))
         if fields:
@@ -218,7 +221,8 @@ def _line_of(data: bytes, offset: int) -> int:
 
 
 def text(data: bytes) -> bytes:
-    """UTF-8 without NUL; the byte-order marks it starts with dropped."""
+    """UTF-8 without NUL; the byte-order marks it starts with dropped, and no other (issue 22 item 3: a mark
+    that begins a later line, as in files joined with cat, would become part of an id)."""
     while data.startswith(BOM):
         data = data[3:]
     if b"\x00" in data:
@@ -227,9 +231,22 @@ def text(data: bytes) -> bytes:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Reject("not UTF-8", _line_of(data, e.start)) from None
+    if BOM in data:
+        raise Reject("byte-order mark", _line_of(data, data.index(BOM)))
     if not data.strip(_ASCII_WS):
         raise Reject("empty")
     return data
+
+
+def line_ends(data: bytes) -> None:
+    """Lines end with LF or CRLF: a CR followed by anything else, before the trailing whitespace, is refused
+    (issue 22 item 3: CR-only line ends made a run one line of hundreds of words, evaluated to 0)."""
+    end = len(data.rstrip(_ASCII_WS))
+    at = data.find(b"\r", 0, end)
+    while at >= 0:
+        if not data.startswith(b"\r\n", at):
+            raise Reject("lone CR", _line_of(data, at))
+        at = data.find(b"\r", at + 2, end)
 
 
 def number(token: str) -> float:
@@ -271,6 +288,7 @@ def finish(parsed: Parsed, kind: str) -> dict[str, dict[str, float]]:
 
 def trec_ref(data: bytes, kind: str) -> Parsed:
     data = text(data)
+    line_ends(data)
     parsed = Parsed([])
     for lineno, line in enumerate(data.split(b"\n"), 1):
         fields = [f for f in re.split(_WS, line) if f]
@@ -311,12 +329,7 @@ def _split(line: str, sep: str) -> list[str]:
 
 def delimited_ref(data: bytes, kind: str, sep: str) -> Parsed:
     data = text(data)
-    end = len(data.rstrip(_ASCII_WS))
-    at = data.find(b"\r", 0, end)
-    while at >= 0:  # lines end with LF or CRLF
-        if not data.startswith(b"\r\n", at):
-            raise Reject("lone CR", _line_of(data, at))
-        at = data.find(b"\r", at + 2, end)
+    line_ends(data)
     lines = data.split(b"\n")
     header = next(i for i, line in enumerate(lines) if line.strip(_ASCII_WS))
     names = _split(lines[header].decode().rstrip("\r"), sep)
@@ -398,6 +411,7 @@ def json_ref(data: bytes, kind: str) -> Parsed:
 
 def jsonl_ref(data: bytes, kind: str) -> Parsed:
     data = text(data)
+    line_ends(data)
     parsed = Parsed([])
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip(_ASCII_WS):

@@ -163,6 +163,7 @@ static PyObject *tokenize(const char *data, Py_ssize_t size, Py_ssize_t end, int
         int more; /* a 7th field or later */
         Py_ssize_t line_start = pos;
         int fields = line_fields(u, &pos, end, size, starts, lens, 6, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (release) {
             Py_ssize_t n = pos - line_start;
             if (memchr(data + line_start, 0, (size_t)n) != NULL) goto decline;

@@ -30,6 +30,7 @@ from ranklens.data.readers import (
     RUN,
     Columns,
     Kind,
+    check_line_ends,
     check_text,
     first_empty_id,
     nonblank_line_numbers,
@@ -264,6 +265,7 @@ def read_jsonl(data: bytes, source: str, kind: Kind, *, mapping: Mapping[str, st
     end = text_end(data)
     if end == 0:
         raise FormatError(source, "expected at least one line, got an empty file")
+    check_line_ends(data, end, source)
     table = _parse_jsonl(data, end, kind, mapping) if _one_object_per_line(data, end) else None
     if table is None:
         return _scan_jsonl(data, source, kind, mapping)

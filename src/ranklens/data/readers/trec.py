@@ -56,6 +56,7 @@ from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     Columns,
+    check_line_ends,
     check_text,
     is_integer_token,
     is_number_token,
@@ -319,12 +320,11 @@ def _read(data: bytes, source: str, layout: _Layout, *, file_start: bool = True)
     end = text_end(data)
     if end == 0:
         raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    check_line_ends(data, end, source)
     if layout is _RUN and _ctrec is not None and not pure_only():
         cols = _compiled_run(data, end)
         if cols is not None:
             return cols
-    if not file_start and data.startswith(b"\xef\xbb\xbf"):
-        return _scan(data, source, layout)  # (pyarrow's parser would drop the mark, part of the first query id)
     delimiter = _single_delimiter(data, end)
     if delimiter is not None:
         # only the three needed columns are converted; pyarrow still checks every line's column count.
@@ -459,16 +459,18 @@ def _mapped_run(mapped: mmap.mmap, layout: str) -> Columns | None:
     if isinstance(out, int):
         return None
     tokens, nonascii = out
-    if nonascii:  # the tokenizer saw no NUL byte; check_text also wants valid UTF-8
+    if nonascii:  # the tokenizer saw no NUL byte; check_text also wants valid UTF-8 and no byte-order mark
         import codecs
 
         decoder = codecs.getincrementaldecoder("utf-8")()
         for start in range(0, size, _CHECK_BYTES):
-            chunk = mapped[start : start + _CHECK_BYTES]
+            chunk = mapped[max(0, start - 2) : start + _CHECK_BYTES]  # (2 bytes back: a mark across the cut)
             try:
-                decoder.decode(chunk, final=start + len(chunk) >= size)
+                decoder.decode(memoryview(chunk)[2 if start else 0 :], final=start + _CHECK_BYTES >= size)
             except UnicodeDecodeError:
                 return None
+            if chunk.find(b"\xef\xbb\xbf") >= 0:
+                return None  # (a mark after the start: check_text names its line)
             del chunk
             mapped.madvise(mmap.MADV_DONTNEED, start, min(_CHECK_BYTES, size - start))
     return _tokenized_columns(tokens)
