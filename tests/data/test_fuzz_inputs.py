@@ -118,6 +118,7 @@ TOKENS = [
 ]
 LINES = [b"", b"   ", b"\t", b"# a comment", b"q1 0 d1", b"q1 Q0 d9 1 1 t", b"q2,d9,1", b"q2\td9\t1", b"{}", b"[]",
          b'{"query_id": "q1", "doc_id": "d7", "relevance": 1, "score": 1}', b"\x00\x00", b"garbage"]
+STRAY_KEYS = [b'"qid": "x", ', b'"Topic": "q1", ', b'"docno": "y", ', b'"rel": 0, ', b'"sim": 2.5, ', b'"score": 7, ']
 _FIELD = re.compile(rb'[^ \t\r\n,:{}"\[\]]+')
 
 frac = st.floats(0, 1, exclude_max=True)
@@ -132,6 +133,7 @@ MUTATION = st.one_of(
     st.tuples(st.just("field"), frac, frac, st.sampled_from([b"", *TOKENS])),
     st.tuples(st.sampled_from(["crlf", "cr_only", "bom", "no_final_newline"])),
     st.tuples(st.just("line_bom"), frac),  # a mark that begins a later line (files joined with cat)
+    st.tuples(st.just("stray_key"), frac, st.sampled_from(STRAY_KEYS)),  # JSON: another key for a role
 )
 
 
@@ -171,6 +173,8 @@ def mutate(data: bytes, mutation: tuple) -> bytes:  # type: ignore[type-arg]
         lines.insert(i, args[1])
     elif kind == "line_bom":
         lines[i] = BOM + lines[i]
+    elif kind == "stray_key":
+        lines[i] = lines[i].replace(b"{", b"{" + args[1], 1)
     elif kind == "field":
         fields = list(_FIELD.finditer(lines[i]))
         if fields:
@@ -409,6 +413,19 @@ def json_ref(data: bytes, kind: str) -> Parsed:
     return parsed
 
 
+def two_keys_for_a_role(names: list[str], kind: str) -> bool:
+    """Whether a JSON Lines object has two keys for one role (issue 22 item 9: an error naming the line);
+    qrels' "score" is the label only when no other label key is there, so it makes no second one."""
+    lowered = [n.strip().lower() for n in names]
+    for aliases in (QUERY_ALIASES, DOC_ALIASES, LABEL_ALIASES if kind == "qrels" else SCORE_ALIASES):
+        hits = [n for n in lowered if n in aliases]
+        if kind == "qrels" and aliases is LABEL_ALIASES and any(h != "score" for h in hits):
+            hits = [h for h in hits if h != "score"]
+        if len(hits) > 1:
+            return True
+    return False
+
+
 def jsonl_ref(data: bytes, kind: str) -> Parsed:
     data = text(data)
     line_ends(data)
@@ -421,6 +438,8 @@ def jsonl_ref(data: bytes, kind: str) -> Parsed:
             if not isinstance(row, dict):
                 raise Reject("not an object")
             names = list(row)
+            if two_keys_for_a_role(names, kind):
+                raise Reject("two keys for one role")
             q, d, v = positions(names, kind, lineno)
             parsed.rows.append((_valid_id(row[names[q]]), _valid_id(row[names[d]]), _json_value(row[names[v]], kind)))
         except Reject as e:
@@ -434,6 +453,9 @@ def parquet_ref(path: Path, kind: str) -> Parsed:
         names = pq.read_schema(path).names
     except Exception:  # (pyarrow decides whether bytes are a Parquet file)
         raise Reject("not parquet") from None
+    wanted = ["query_id", "doc_id", "relevance" if kind == "qrels" else "score"]
+    if any(names.count(w) > 1 for w in wanted):
+        raise Reject("two columns of one name")  # (which of them holds the values is said nowhere)
     q, d, v = positions(names, kind, None)
     try:
         table = pq.read_table(path, columns=[names[q], names[d], names[v]])
@@ -509,6 +531,7 @@ PARQUET_MUTATION = st.one_of(
     st.tuples(st.just("rename"), st.integers(0, 2), st.sampled_from(["QUERY_ID", " doc_id ", "qid", "x", "relevance", "score", "label"])),
     st.tuples(st.just("drop_column"), st.integers(0, 2)),
     st.tuples(st.just("extra_column"),),
+    st.tuples(st.just("duplicate_column"), st.integers(0, 2), frac),  # a second column of the same name
     st.tuples(st.just("bytes"), MUTATION),
 )
 
@@ -537,6 +560,7 @@ def parquet_bytes(kind: str, mutations: list[tuple]) -> bytes:  # type: ignore[t
         value: pa.array([r[2] for r in rows], pa.int64() if kind == "qrels" else pa.float64()),
     }
     byte_mutations = []
+    twins: list[tuple[str, pa.Array]] = []  # columns whose name another column has (issue 22 item 11)
     for m in mutations:
         names = list(arrays)
         if m[0] == "retype" and m[1] < len(names):
@@ -557,10 +581,17 @@ def parquet_bytes(kind: str, mutations: list[tuple]) -> bytes:  # type: ignore[t
             del arrays[names[m[1]]]
         elif m[0] == "extra_column":
             arrays["text"] = pa.array(["x" * 10] * len(next(iter(arrays.values()))))
+        elif m[0] == "duplicate_column" and m[1] < len(names):
+            original = arrays[names[m[1]]]
+            twins.append((names[m[1]], _with(original, int(m[2] * len(original)), original[0].as_py())))
         elif m[0] == "bytes":
             byte_mutations.append(m[1])
     buffer = io.BytesIO()
-    pq.write_table(pa.table(arrays), buffer)
+    names = [*arrays, *(name for name, _ in twins)]
+    if twins and len({len(a) for a in [*arrays.values(), *(a for _, a in twins)]}) > 1:
+        twins = []  # (a duplicated row came after: lengths differ)
+        names = list(arrays)
+    pq.write_table(pa.Table.from_arrays([*arrays.values(), *(a for _, a in twins)], names=names), buffer)
     data = buffer.getvalue()
     for m in byte_mutations:
         data = mutate(data, m)
