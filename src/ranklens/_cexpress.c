@@ -10,7 +10,8 @@
  * but the two alignment notes counted here. It declines, among others: a qrels line that is not exactly
  * four fields with a decimal label of at most nine digits, a qrels comment, a judgement given twice, a
  * negative label; a run line of fewer than six fields or more than six, a score outside the strict grammar
- * of _trec_lex.h (nan included), a document retrieved twice for one query; and a run that shares no query
+ * of _trec_lex.h (nan included), a document retrieved twice for one query; a CR that does not end its line
+ * (just before the LF); and a run that shares no query
  * with the qrels; and any text that is not plain ASCII or holds a NUL or a byte in 0x1c..0x1f (whitespace
  * to str.split() but not to bytes.split()), byte-order marks included; in Arrow columns, an id that is
  * empty or holds a byte outside printable ASCII, a score that is not finite, a label that is no integer.

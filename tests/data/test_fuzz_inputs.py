@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from reference_impl import average_precision, ndcg, ranked_labels, trec_order  # noqa: E402
+from reference_impl import average_precision, ndcg, precision, ranked_labels, trec_order  # noqa: E402
 from time_limit import deadline  # noqa: E402
 
 from ranklens.cli.main import cli  # noqa: E402
@@ -839,3 +839,51 @@ def test_fuzz_parquet(case: Case) -> None:
 @given(cases(TEXT_FORMATS))
 def test_fuzz_mixed_formats(case: Case) -> None:
     check_case(case)
+
+
+# ------------------------------------------------------------------------------------------ cutoffs
+
+MAX_CUTOFF = 2**31 - 1  # (issue 22 item 17: the documented bound, docs/measures.md; beyond it, one line and exit 2)
+_CUTOFF = st.one_of(
+    st.integers(0, 12),
+    st.integers(MAX_CUTOFF - 3, MAX_CUTOFF + 3),
+    st.sampled_from([2**63 - 1, 2**63, 2**64, 10**20, int("9" * 60)]),
+)
+_FORMS = ["nDCG@{}", "P@{}", "ndcg_cut.{}", "P.{}", "nDCG@3,{}", "P@[{},2]"]
+
+
+@settings(max_examples=EXAMPLES or 60, **SETTINGS)
+@given(st.sampled_from(_FORMS), _CUTOFF, st.booleans())
+def test_fuzz_cutoffs(form: str, k: int, no_stream: bool) -> None:
+    """Any cutoff: refused with one line (exit 2) outside 1..2^31-1, else the reference's values."""
+    with tempfile.TemporaryDirectory() as tmp:
+        qpath, rpath = Path(tmp) / "q.qrels", Path(tmp) / "r.run"
+        qpath.write_bytes(base_file("trec", "qrels"))
+        rpath.write_bytes(base_file("trec", "run"))
+        measure = form.format(k)
+        args = ["eval", str(qpath), str(rpath), "-m", measure, "-f", "tsv", "--per-query", *(["--no-stream"] if no_stream else [])]
+        with deadline(10):
+            result = CliRunner().invoke(cli, args)
+        context = f"\nargs: {args}\nexit {result.exit_code}\nstdout: {result.stdout!r}\nstderr: {result.stderr!r}"
+        assert result.exception is None or isinstance(result.exception, SystemExit), context + f"\n{result.exc_info}"
+        if not 1 <= k <= MAX_CUTOFF:
+            assert result.exit_code == 2 and result.stdout == "" and result.stderr.count("\n") == 1, context
+            assert result.stderr.startswith("ranklens: error: ") and "cutoff" in result.stderr, context
+            return
+        assert result.exit_code == 0, context
+        got: dict[str, dict[str, float]] = {}
+        for line in result.stdout.splitlines():
+            name, query, value = line.rsplit("\t", 2)
+            got.setdefault(query, {})[name] = float(value)
+        for q, docs in QRELS.items():
+            if q not in RUN:
+                continue
+            ranking = ranked_labels(docs, trec_order(dict(RUN[q])))  # type: ignore[arg-type]
+            judged = list(docs.values())
+            for cut in {k, *(c for c in (2, 3) if str(c) in form.replace("{}", ""))}:
+                name = f"{'nDCG' if 'dcg' in form.lower() else 'P'}@{cut}"
+                if name not in got[q]:
+                    continue
+                expected = ndcg(ranking, judged, cut) if name.startswith("nDCG") else precision(ranking, cut)
+                assert math.isclose(got[q][name], expected, rel_tol=1e-12, abs_tol=1e-15), f"{q} {name}" + context
+            assert any(n.endswith(f"@{k}") for n in got[q]), context

@@ -2,7 +2,7 @@
  * that tokenizes every line into the query id, the document id and the score, as Arrow-layout buffers.
  *
  * This is an accelerator, not a second parser with its own rules: it accepts only the lines whose reading
- * is beyond doubt (fields separated by runs of space, tab, CR, VT or FF; blank lines and lines whose first
+ * is beyond doubt (fields separated by runs of space, tab, VT or FF, a CR only just before the LF; blank lines and lines whose first
  * field starts with '#' skipped; words after the tag ignored and counted; a score in a strict decimal or
  * inf/nan grammar) and, for anything else, returns the 1-based number of the first line it did not accept,
  * so that the caller re-reads the block with the pure reader (ranklens.data.readers.trec), which is the

@@ -1,7 +1,9 @@
 """TREC qrels (``qid iter docid rel``) and runs (``qid Q0 docid rank score tag``): read and write.
 
 Reading follows trec_eval (``get_trec_results.c``, ``get_qrels.c``): columns are separated by any run
-of whitespace (space, tab, CR, VT, FF), lines whose first non-blank character is ``#`` are comments,
+of whitespace (space, tab, VT, FF), lines end in LF or CRLF (a CR followed by anything else is an error
+naming its line, as a UTF-8 byte-order mark after the start of the file is: issue 22 item 3), lines whose
+first non-blank character is ``#`` are comments,
 the ``iter``/``Q0`` and ``rank`` columns are ignored, labels are integers and scores are float64.
 Blank and whitespace-only lines are skipped in both files (trec_eval skips them in runs but calls
 them malformed in qrels; their meaning is unambiguous, so we accept them). Line numbers in messages
