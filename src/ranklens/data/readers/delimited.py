@@ -37,7 +37,6 @@ from ranklens.data.readers import (
     first_empty_id,
     is_integer_token,
     is_number_token,
-    line_of_offset,
     nonblank_line_numbers,
     resolve_columns,
     text_end,
