@@ -56,6 +56,11 @@ bench: $(VENV)/.bench
 test: venv-test
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) and mypy on the package; .ci/run runs it
+lint: venv-test
+	$(VENV)/bin/ruff check src tests bench
+	$(PY) -m mypy src/ranklens
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
 

@@ -9,7 +9,7 @@
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `ranklens eval`'s express path stays light)
 
-from ranklens._lazy import lazy_names
+from ranklens._lazy import lazy_names as _lazy_names
 
 from ranklens._version import __version__
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
@@ -45,7 +45,7 @@ _LAZY = {
 }
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [

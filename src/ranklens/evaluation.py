@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ContextManager, NamedTuple
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
+from ranklens.hooks import NoteHook, ProgressHook
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
@@ -43,14 +44,6 @@ __all__ = [
     "resolve_baseline",
     "segment_notes",
 ]
-
-#: ``hook(label, total_bytes)`` → a context manager around one step that yields ``update(bytes, rows)``;
-#: ``total_bytes`` is None for a step of unknown length (reading a file whole, evaluating a run in memory)
-ProgressHook = Callable[[str, "int | None"], ContextManager[Callable[[int, int], None]]]
-
-#: a note as soon as it is known, already prefixed with the file it concerns (``"runs/a.run: …"``)
-NoteHook = Callable[[str], None]
-
 
 class FileEvaluation(NamedTuple):
     """What :func:`evaluate_files` returns: one Results per run (in order, named), the notes to show

@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language 
     from typing import Any, BinaryIO, ContextManager
 
     from ranklens.data.formats import FileKind
-    from ranklens.evaluation import ProgressHook
+    from ranklens.hooks import ProgressHook
     from ranklens.measures.base import Measure
 
 try:
@@ -472,7 +472,7 @@ def evaluate_express(
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
     the run's tag; a Parquet run's file name), made unique as the general path does; text runs are read
     ``block`` bytes at a time and Parquet runs ``batch_rows`` rows at a time (None: the general path's
-    batches), each step shown by ``progress`` (:data:`ranklens.evaluation.ProgressHook`) as the general
+    batches), each step shown by ``progress`` (:data:`ranklens.hooks.ProgressHook`) as the general
     path shows it."""
     specs = express_specs(measures)
     if specs is None or not runs or not available():

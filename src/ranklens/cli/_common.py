@@ -322,5 +322,7 @@ def progress_hook(enabled: bool) -> Callable[[str, int | None], Any]:
 
 
 def echo_note(note: str) -> None:
-    """A note on standard error, as every command prints them."""
-    click.echo(f"ranklens: note: {note}", err=True)
+    """A note on standard error, as every command prints them (none under ``--quiet``)."""
+    from ranklens.cli._quiet import say
+
+    say(f"ranklens: note: {note}")

@@ -45,7 +45,9 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[cmd_name]
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        from ranklens.cli._quiet import with_quiet
+
+        return with_quiet(getattr(importlib.import_module(module), attr))  # type: ignore[no-any-return]
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ranklens.cli._measure_args import MeasureArgsCommand
+from ranklens.cli._quiet import say
 from ranklens.results.rendering import FORMATS, render
 
 LAYOUT_CHOICES = ("ranklens", "ragas", "llamaindex")
@@ -122,7 +123,7 @@ def _samples(
                 raise InputError(f"{path}: its reference contexts differ from {files[0]}'s; --qrels-out needs the same references in every file")
         res = evaluate_rag_data(data, measures or DEFAULT_RAG_MEASURES, context=not no_context)
         for note in res.notes:
-            click.echo(f"ranklens: note: {path}: {note}", err=True)
+            say(f"ranklens: note: {path}: {note}")
         results.append(res)
         if run_out:
             write_run(data.run, run_out)
@@ -130,8 +131,8 @@ def _samples(
             write_qrels(data.qrels, qrels_out)
     if hook is not None:
         s = hook.summary()
-        click.echo(f"ranklens: note: judge: {s['asked']} chunks asked, {s['from_cache']} from cache, {s['unjudged']} "
-                   f"unjudged ({s['without_query']} without a query text), {s['requests']} requests", err=True)
+        say(f"ranklens: note: judge: {s['asked']} chunks asked, {s['from_cache']} from cache, {s['unjudged']} "
+            f"unjudged ({s['without_query']} without a query text), {s['requests']} requests")
     if store is not None:
         store.close()
     click.echo(render(results, fmt, per_query=per_query, meta={"rag_files": list(files)}), nl=False)
@@ -166,6 +167,6 @@ def _ranwg(
     for path in runs:
         res = evaluate_rag(q, read_run(path), k=ks or (10, 20, 30), pool=pool_run, missing=missing, **params)
         for note in res.notes:
-            click.echo(f"ranklens: note: {path}: {note}", err=True)
+            say(f"ranklens: note: {path}: {note}")
         results.append(res)
     click.echo(render(results, fmt, per_query=per_query, meta={"qrels": qrels, "run_files": list(runs)}), nl=False)

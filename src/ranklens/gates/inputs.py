@@ -10,7 +10,7 @@ from ranklens.errors import InputError
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
-    from ranklens.evaluation import ProgressHook
+    from ranklens.hooks import ProgressHook
     from ranklens.results import Results
 
 __all__ = ["gate_results", "saved_as_run"]
