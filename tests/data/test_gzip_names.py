@@ -37,37 +37,26 @@ def _refused(result: object, path: Path) -> None:
     assert re.search(rf"{re.escape(str(path))}: .*{REFUSED}", err), err
 
 
-def test_a_plain_run_named_gz_is_refused_on_every_path(tmp_path: Path) -> None:
-    plain = tmp_path / "plain.run.gz"
-    shutil.copy(TOY_RUN, plain)
+@pytest.mark.parametrize("role", ["run", "qrels"])
+def test_plain_bytes_named_gz_are_refused_on_every_path(tmp_path: Path, role: str) -> None:
+    plain = tmp_path / f"plain.{role}.gz"
+    shutil.copy(TOY_RUN if role == "run" else TOY_QRELS, plain)
+    q, r = (TOY_QRELS, plain) if role == "run" else (plain, TOY_RUN)
     runner = CliRunner()
     for args in (
-        ["eval", str(TOY_QRELS), str(plain), "-m", "nDCG@10"],
-        ["eval", str(TOY_QRELS), str(plain), "-m", "nDCG@10", "--no-stream"],
-        ["compare", str(TOY_QRELS), str(plain), str(TOY_RUN2)],
-        ["trec-eval", "-m", "ndcg_cut.10", str(TOY_QRELS), str(plain)],
+        ["eval", str(q), str(r), "-m", "nDCG@10"],
+        ["eval", str(q), str(r), "-m", "nDCG@10", "--no-stream"],
+        ["compare", str(q), str(r), str(TOY_RUN2)],
+        ["trec-eval", "-m", "ndcg_cut.10", str(q), str(r)],
     ):
         _refused(runner.invoke(cli, args), plain)
     with pytest.raises(FormatError, match=REFUSED):
-        ranklens.evaluate(str(TOY_QRELS), str(plain), ["nDCG@10"])
+        ranklens.evaluate(str(q), str(r), ["nDCG@10"])
     with pytest.raises(FormatError, match=REFUSED):
-        read_run(plain)
-    with pytest.raises(FormatError, match=REFUSED):
-        evaluate_stream(Evaluator(["nDCG@10"], read_qrels(TOY_QRELS)), str(plain), block_bytes=100)
-
-
-def test_plain_qrels_named_gz_are_refused_on_every_path(tmp_path: Path) -> None:
-    plain = tmp_path / "plain.qrels.gz"
-    shutil.copy(TOY_QRELS, plain)
-    runner = CliRunner()
-    for args in (
-        ["eval", str(plain), str(TOY_RUN), "-m", "nDCG@10"],
-        ["eval", str(plain), str(TOY_RUN), "-m", "nDCG@10", "--no-stream"],
-        ["trec-eval", "-m", "ndcg_cut.10", str(plain), str(TOY_RUN)],
-    ):
-        _refused(runner.invoke(cli, args), plain)
-    with pytest.raises(FormatError, match=REFUSED):
-        ranklens.evaluate(str(plain), str(TOY_RUN), ["nDCG@10"])
+        (read_run if role == "run" else read_qrels)(plain)
+    if role == "run":
+        with pytest.raises(FormatError, match=REFUSED):
+            evaluate_stream(Evaluator(["nDCG@10"], read_qrels(TOY_QRELS)), str(plain), block_bytes=100)
 
 
 def test_gzip_bytes_without_the_suffix_are_read_on_every_path(tmp_path: Path) -> None:

@@ -57,6 +57,19 @@ def _one_line_error(result: object, path: Path, line: int, what: str) -> None:
     assert "\r" not in err and "\ufeff" not in err
 
 
+def _refused_by_every_face(q: Path, r: Path, bad: Path, line: int, what: str) -> None:
+    """``eval`` (streamed and ``--no-stream``), ``trec-eval`` and ``evaluate()`` name ``bad`` and ``line``; the
+    express path declines (so the general path says what is wrong)."""
+    runner = CliRunner()
+    for extra in ([], ["--no-stream"]):
+        _one_line_error(runner.invoke(cli, ["eval", str(q), str(r), "-m", "nDCG@10", *extra]), bad, line, what)
+    result = runner.invoke(cli, ["trec-eval", "-m", "ndcg_cut.10", str(q), str(r)])
+    assert result.exit_code == 2 and re.search(rf"{re.escape(str(bad))}:{line}: .*{what}", result.stderr), result.stderr
+    assert express_run(["eval", str(q), str(r), "-m", "nDCG@10"]) is None
+    with pytest.raises(FormatError, match=rf"{re.escape(str(bad))}:{line}: .*{what}"):
+        ranklens.evaluate(str(q), str(r), ["nDCG@10"])
+
+
 def _files(tmp_path: Path, qrels: bytes, run: bytes) -> tuple[Path, Path]:
     (tmp_path / "q.qrels").write_bytes(qrels)
     (tmp_path / "r.run").write_bytes(run)
@@ -69,16 +82,8 @@ def test_a_bad_run_is_refused_on_every_path(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     q, r = _files(tmp_path, QRELS, data)
-    runner = CliRunner()
-    for extra in ([], ["--no-stream"]):
-        _one_line_error(runner.invoke(cli, ["eval", str(q), str(r), "-m", "nDCG@10", *extra]), r, line, what)
-    result = runner.invoke(cli, ["trec-eval", "-m", "ndcg_cut.10", str(q), str(r)])
-    assert result.exit_code == 2 and re.search(rf"{re.escape(str(r))}:{line}: .*{what}", result.stderr), result.stderr
-    # the express path declines (the general path above says what is wrong)
-    assert express_run(["eval", str(q), str(r), "-m", "nDCG@10"]) is None
-    assert capsys.readouterr() == ("", "")
-    with pytest.raises(FormatError, match=rf"{re.escape(str(r))}:{line}: .*{what}"):
-        ranklens.evaluate(str(q), str(r), ["nDCG@10"])
+    _refused_by_every_face(q, r, r, line, what)
+    assert capsys.readouterr() == ("", "")  # (the express path printed nothing)
     for pure in ("1", "0"):  # the pure reader and the compiled tokenizer
         monkeypatch.setenv("RANKLENS_PURE", pure)
         for fmt in (None, "trec"):
@@ -94,14 +99,7 @@ def test_a_bad_run_is_refused_on_every_path(
 @pytest.mark.parametrize(("name", "data", "line", "what"), BAD_QRELS, ids=[b[0] for b in BAD_QRELS])
 def test_bad_qrels_are_refused_on_every_path(tmp_path: Path, name: str, data: bytes, line: int, what: str) -> None:
     q, r = _files(tmp_path, data, RUN)
-    runner = CliRunner()
-    for extra in ([], ["--no-stream"]):
-        _one_line_error(runner.invoke(cli, ["eval", str(q), str(r), "-m", "nDCG@10", *extra]), q, line, what)
-    result = runner.invoke(cli, ["trec-eval", "-m", "ndcg_cut.10", str(q), str(r)])
-    assert result.exit_code == 2 and re.search(rf"{re.escape(str(q))}:{line}: .*{what}", result.stderr), result.stderr
-    assert express_run(["eval", str(q), str(r), "-m", "nDCG@10"]) is None
-    with pytest.raises(FormatError, match=rf"{re.escape(str(q))}:{line}: .*{what}"):
-        ranklens.evaluate(str(q), str(r), ["nDCG@10"])
+    _refused_by_every_face(q, r, q, line, what)
 
 
 def _big_run(lines: int) -> bytes:
