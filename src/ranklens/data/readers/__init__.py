@@ -148,6 +148,9 @@ def misplaced_mark(source: str, line: int | None) -> FormatError:
     )
 
 
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 def check_line_ends(data: bytes, end: int, source: str) -> None:
     """Lines end with LF or CRLF: a carriage return followed by anything but a line feed, before ``end`` (the
     text without its trailing whitespace), is an error naming its line. A CR alone would end a line for some
@@ -159,11 +162,12 @@ def check_line_ends(data: bytes, end: int, source: str) -> None:
     ...
     ranklens.errors.FormatError: q.qrels:1: found a carriage return (\\r) that is not followed by a line feed: lines must end with LF or CRLF (for CR-only line ends, as old Mac files have: tr '\\r' '\\n')
     """
-    at = data.find(b"\r", 0, end)
-    if at < 0 or data.count(b"\r", at, end) == data.count(b"\r\n", at, end):
+    if data.find(b"\r", 0, end) < 0:
+        return  # (memchr: the usual case)
+    lone = _LONE_CR.search(data, 0, end)  # (a third of the time of counting CRs and CRLFs: 54 ms on 42 MB of CRLF)
+    if lone is None:
         return
-    while data.startswith(b"\r\n", at):
-        at = data.find(b"\r", at + 2, end)
+    at = lone.start()
     raise FormatError(
         source,
         "found a carriage return (\\r) that is not followed by a line feed: lines must end with LF or CRLF "

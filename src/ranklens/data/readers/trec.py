@@ -516,7 +516,8 @@ def _cut_extra_fields(arr: np.ndarray, width: int) -> tuple[np.ndarray, int]:
 
 
 def _single_delimiter(data: bytes, end: int) -> bytes | None:
-    """Return the delimiter if every line is fields separated by exactly one space, or one tab.
+    """Return the delimiter if every line is fields separated by exactly one space, or one tab (``data`` has
+    passed :func:`~ranklens.data.readers.check_line_ends`: a CR only ends a line).
 
     Only cheap one-byte scans here (a ``#`` anywhere sends the file to the normalising path, which
     drops comment lines); doubled, leading and trailing delimiters show up as empty fields
@@ -533,9 +534,7 @@ def _single_delimiter(data: bytes, end: int) -> bytes | None:
     for byte in (other, b"\x0b", b"\x0c", b"#", delimiter * 2, b"\n" + delimiter, delimiter + b"\n", delimiter + b"\r"):
         if data.find(byte, 0, end) >= 0:  # (doubled, leading or trailing delimiters: empty fields)
             return None
-    if data.find(b"\r", 0, end) >= 0 and data.count(b"\r", 0, end) != data.count(b"\r\n", 0, end):
-        return None
-    return delimiter
+    return delimiter  # (every CR ends its line: check_line_ends has refused any other)
 
 
 def _parse(
