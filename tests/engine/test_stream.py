@@ -54,6 +54,19 @@ def test_a_byte_order_mark_inside_the_file_is_refused_in_every_block(tmp_path: P
             evaluate()
 
 
+@pytest.mark.parametrize("block_bytes", [1, 5, 64])
+def test_a_first_block_of_marks_and_blank_lines_is_blank(tmp_path: Path, block_bytes: int) -> None:
+    """A file that starts with a byte-order mark and a blank line: a block holding only those is blank, as
+    the whole read drops the mark (found by the fuzz tests: the block was read as an empty file)."""
+    target = tmp_path / "marked.run"
+    target.write_bytes(b"\xef\xbb\xbf\r\n\nq1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 1.5 t\n")
+    ev = ranklens.Evaluator(["AP", "NumRet"], QRELS)
+    whole = ev(str(target), warn=False)
+    streamed = evaluate_stream(ev, str(target), block_bytes=block_bytes)
+    assert list(streamed.query_ids) == list(whole.query_ids) == ["q1", "q2"]
+    np.testing.assert_array_equal(streamed.values, whole.values)
+
+
 def _interleaved(tmp_path: Path) -> Path:
     lines = (EXAMPLES / "toy_dense.run").read_text().splitlines()
     moved = lines[:5] + lines[40:45] + lines[5:40] + lines[45:]  # q1 rows come back after q10's

@@ -105,7 +105,10 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
             else:
                 carry = b""
             lines_in_block = 0
-            if data and not data.isspace():
+            marks = 0
+            while at_file_start and data.startswith(b"\xef\xbb\xbf", marks):
+                marks += 3  # (the marks that begin the file are dropped: a block of them and blank lines is blank)
+            if len(data) > marks and not data[marks:].isspace():
                 try:  # (byte-order marks dropped at the start of the file only; a later one is an error)
                     if not at_end:  # (the reader checks up to its text's trailing whitespace: not the file's)
                         check_line_ends(data, len(data), path)
