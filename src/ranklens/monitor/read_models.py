@@ -243,14 +243,18 @@ class SegmentsPage(_Read):
 
 
 class AbComparison(_Read):
-    """candidate − baseline on their latest snapshots; ``n`` … ``losses`` only when both have per-query
-    values; ``a_*``/``b_*`` are the old names of ``candidate_*``/``baseline_*``."""
+    """candidate − baseline on their latest snapshots; ``design`` … ``losses`` only when both have per-query
+    values: ``design`` ``paired`` (the same queries: a paired test, wins/ties/losses) or ``unpaired`` (the
+    snapshots share fewer than half their queries — users split between the systems: Welch's test on each
+    one's values, ``n_candidate``/``n_baseline``, no wins/ties/losses); ``a_*``/``b_*`` are the old names of
+    ``candidate_*``/``baseline_*``."""
 
     candidate_snapshot: str | None
     baseline_snapshot: str | None
     candidate_value: Number | None
     baseline_value: Number | None
     difference: Number | None
+    design: str | None = None
     n: int | None = None
     mean_difference: Number | None = None
     ci_low: Number | None = None
@@ -261,6 +265,8 @@ class AbComparison(_Read):
     wins: int | None = None
     ties: int | None = None
     losses: int | None = None
+    n_candidate: int | None = None
+    n_baseline: int | None = None
     a_snapshot: str | None
     b_snapshot: str | None
     a_value: Number | None

@@ -17,7 +17,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from ranklens import stats
-from ranklens.comparison.pairing import pair_values, paired_summary, query_values
+from ranklens.comparison.pairing import looks_between_subjects, pair_values, paired_summary, query_values
 from ranklens.monitor.errors import MonitorError, NotFound
 from ranklens.monitor.models import (
     Alert,
@@ -609,6 +609,8 @@ def _paired(
     mc = _query_map(dc, measure, segment)
     mb = _query_map(db_, measure, segment)
     pairing = pair_values(dict(sorted(mc.items())), mb)
+    if looks_between_subjects(pairing.n, pairing.n + len(pairing.only_a) + len(pairing.only_b)):
+        return _unpaired(mc, mb), []  # users split between the systems: nothing to pair (issue 25)
     if not pairing.n:
         return {}, []
     sampled = None
@@ -621,6 +623,7 @@ def _paired(
         r = paired_summary(pairing.a, pairing.b, test)
         p_value = r.p_value
     part = {
+        "design": "paired",
         "n": r.n,
         "mean_difference": r.mean_diff,
         "ci_low": _num(r.ci_low),
@@ -637,6 +640,32 @@ def _paired(
         {"query": q, "candidate": mc[q], "baseline": mb[q], "a": mc[q], "b": mb[q], "difference": mc[q] - mb[q]} for q in order
     ]
     return part, rows
+
+
+def _unpaired(candidate: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:
+    """The between-subjects comparison of two snapshots that share few queries (users split between the
+    systems): Welch's test on each one's values, by :func:`ranklens.online.groups.compare_groups`."""
+    from ranklens.online.groups import compare_groups
+
+    xc, xb = list(candidate.values()), list(baseline.values())
+    if len(xc) < 2 or len(xb) < 2:
+        return {}
+    r = compare_groups(xb, xc, bootstrap=False)
+    return {
+        "design": "unpaired",
+        "n": len(xc) + len(xb),
+        "mean_difference": r["difference"],
+        "ci_low": _num(r["ci"][0]),
+        "ci_high": _num(r["ci"][1]),
+        "p_value": _num(r["p"]["welch"]),
+        "test": "welch",
+        "test_sample": None,
+        "wins": None,
+        "ties": None,
+        "losses": None,
+        "n_candidate": len(xc),
+        "n_baseline": len(xb),
+    }
 
 
 def _num(x: float) -> float | None:
