@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.io import mark_role, open_input
 from ranklens.data.names import run_name_of
-from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
+from ranklens.data.readers import RUN, Columns, check_line_ends, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
@@ -89,6 +89,10 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
             if not at_end:
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    try:  # (CR-only line ends: no line feed to cut at; said before the block grows on)
+                        check_line_ends(data, len(data) - data.endswith(b"\r"), path)
+                    except FormatError as e:
+                        raise FormatError(path, e.detail, None if e.line is None else e.line + first_line - 1) from None
                     if len(data) > max_line_bytes:
                         raise FormatError(
                             path,
@@ -102,8 +106,13 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
             else:
                 carry = b""
             lines_in_block = 0
-            if data and not data.isspace():
-                try:  # (byte-order marks dropped at the start of the file only, as the whole read drops them)
+            marks = 0
+            while at_file_start and data.startswith(b"\xef\xbb\xbf", marks):
+                marks += 3  # (the marks that begin the file are dropped: a block of them and blank lines is blank)
+            if len(data) > marks and not data[marks:].isspace():
+                try:  # (byte-order marks dropped at the start of the file only; a later one is an error)
+                    if not at_end:  # (the reader checks up to its text's trailing whitespace: not the file's)
+                        check_line_ends(data, len(data), path)
                     cols = trec.read_run(data, path, file_start=at_file_start)
                 except FormatError as e:
                     line = None if e.line is None else e.line + first_line - 1

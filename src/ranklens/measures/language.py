@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Family, Measure
+from ranklens.measures.base import Family, Measure, cutoff_of
 from ranklens.measures.registry import families, get_family
 
 __all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
@@ -225,7 +225,7 @@ def _head_and_cutoff_list(src: str) -> tuple[str, list[int] | None]:
     if m is None:
         return src, None
     listed = m.group(1) if m.group(1) is not None else m.group(2)
-    return src[:at], [int(k) for k in listed.split(",")]
+    return src[:at], [cutoff_of(k.strip(), src[:at]) for k in listed.split(",")]
 
 
 def _language(src: str, text: str) -> Measure:
@@ -257,7 +257,7 @@ def _language(src: str, text: str) -> Measure:
         if not _CUTOFF.fullmatch(rest):  # ASCII digits only: '@²' and '@١٠' are not cutoffs
             hint = " (separate several measures with spaces: -m nDCG@10 AP)" if "," in rest else ""
             raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'{hint}")
-        cutoff = int(rest[1:])
+        cutoff = cutoff_of(rest[1:], name)
     if cutoff is None and not preset and name.lower() in NO_CUTOFF_TWINS:
         family = get_family(NO_CUTOFF_TWINS[name.lower()])  # 'f1': ranx's set F1; 'F1@10' is F1@k
     return Measure.build(family, params, cutoff)

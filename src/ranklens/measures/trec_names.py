@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ranklens.errors import MeasureError, did_you_mean
-from ranklens.measures.base import Measure
+from ranklens.measures.base import Measure, cutoff_of
 from ranklens.measures.registry import get_family
 from ranklens.measures.trec_families import ELEVEN_POINTS
 
@@ -90,7 +90,12 @@ def _numbers(name: str, params: str) -> tuple[float, ...]:
 
 def _cutoffs(name: str, params: str) -> list[int]:
     try:
-        values = sorted(int(v) for v in params.split(","))
+        values = sorted(
+            cutoff_of(v, f"trec_eval measure '{name}'") if v.isascii() and v.isdigit() else int(v)
+            for v in params.split(",")
+        )
+    except MeasureError:
+        raise  # (beyond the bound)
     except ValueError:
         raise MeasureError(
             f"trec_eval measure '{name}.{params}': cutoffs must be comma-separated positive integers"
