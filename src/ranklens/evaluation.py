@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ContextManager, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError

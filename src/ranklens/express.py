@@ -44,7 +44,8 @@ from ranklens.errors import alignment_notes
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
     from collections.abc import Callable, Iterator, Sequence
-    from typing import Any, BinaryIO, ContextManager
+    from contextlib import AbstractContextManager as ContextManager
+    from typing import Any, BinaryIO
 
     from ranklens.data.formats import FileKind
     from ranklens.hooks import ProgressHook
@@ -83,13 +84,13 @@ _KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5, "DCG": 6}
 SUPPORTED_MEASURES: dict[str, dict[str, object]] = {
     "nDCG": {
         "gain": "linear", "discount": "log2", "base": 2, "ties": "trec", "ideal": "global", "depth": 0, "max_rel": 0,
-        "norm": "ideal",
+        "norm": "ideal", "agg": "mean", "judged_only": False,
     },
-    "DCG": {"gain": "linear", "discount": "log2", "base": 2, "ties": "trec"},
-    "AP": {"rel": 1, "ties": "trec"},
-    "P": {"rel": 1, "ties": "trec"},
-    "RR": {"rel": 1, "ties": "trec"},
-    "R": {"rel": 1, "ties": "trec"},
+    "DCG": {"gain": "linear", "discount": "log2", "base": 2, "ties": "trec", "agg": "mean", "judged_only": False},
+    "AP": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "P": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "RR": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "R": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
 }
 
 #: The evaluation policy the compiled pass implements: each field of
@@ -247,7 +248,7 @@ def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | Non
             return f"{m}: a cutoff that is not a whole number"
         if isinstance(m, ExpressMeasure):
             continue  # (a plain word: the registry's defaults)
-        for param in m.family.params:
+        for param in m.family.all_params:
             value = m.get(param.name)
             if param.name not in declared:
                 return f"{m}: {param.name}={value}; the compiled pass declares nothing for {param.name}"

@@ -29,7 +29,6 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,15 +40,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from reference_impl import average_precision, ndcg, precision, ranked_labels, trec_order  # noqa: E402
-from time_limit import deadline  # noqa: E402
-
 from ranklens.cli.main import cli  # noqa: E402
 from ranklens.data.io import read_qrels, read_run  # noqa: E402
 from ranklens.data.readers import DOC_ALIASES, LABEL_ALIASES, QUERY_ALIASES, SCORE_ALIASES  # noqa: E402
 from ranklens.engine.evaluator import Evaluator  # noqa: E402
 from ranklens.engine.stream import evaluate_stream  # noqa: E402
 from ranklens.errors import InputError, NotGroupedError  # noqa: E402
+from reference_impl import average_precision, ndcg, precision, ranked_labels, trec_order  # noqa: E402
+from time_limit import deadline  # noqa: E402
 
 EXAMPLES = int(os.environ.get("RANKLENS_FUZZ_EXAMPLES", "0")) or None  # more, to explore: e.g. 5000
 SETTINGS = dict(deadline=None, database=None, derandomize=EXAMPLES is None, suppress_health_check=list(HealthCheck))

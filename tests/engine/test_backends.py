@@ -51,7 +51,7 @@ def test_the_declaration_is_the_registry_defaults() -> None:
     """A plain word of ``ranklens eval``'s express form (``nDCG@10``) means the registry's defaults; the
     compiled declaration must name exactly those values, every parameter of each family it declares."""
     for name, declared in SUPPORTED_MEASURES.items():
-        assert {p.name: p.default for p in get_family(name).params} == declared, name
+        assert {p.name: p.default for p in get_family(name).all_params} == declared, name
 
 
 def test_the_policy_declaration_names_every_field() -> None:
@@ -71,6 +71,8 @@ def test_the_policy_declaration_names_every_field() -> None:
         (["RR(rel=2)"], "rel=2; the compiled pass implements rel=1"),
         (["nDCG@10", "bpref"], "Bpref: the compiled pass implements nDCG, DCG, AP, P, RR, R only"),
         (["nDCG", "nDCG(gain=exp)"], "nDCG(gain=exp): gain=exp; the compiled pass implements gain=linear"),
+        (["nDCG(agg=median)@10"], "agg=median; the compiled pass implements agg=mean"),
+        (["P(judged_only=True)@10"], "judged_only=True; the compiled pass implements judged_only=False"),
         (["nDCG@10", "AP"], None),
     ],
 )

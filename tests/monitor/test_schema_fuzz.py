@@ -22,10 +22,10 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
 
-from hypothesis import HealthCheck, Phase, settings
-from schemathesis import checks
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
+from schemathesis import checks  # noqa: E402
 
-from .conftest import TOKEN, ServerProcess, backends, make_db_url
+from .conftest import TOKEN, ServerProcess, backends, make_db_url  # noqa: E402
 
 MAX_EXAMPLES = int(os.environ.get("RANKLENS_FUZZ_EXAMPLES", "25"))  # per operation, with the token
 MAX_EXAMPLES_ANONYMOUS = max(1, MAX_EXAMPLES // 3)  # per operation, without it (mostly 401s)

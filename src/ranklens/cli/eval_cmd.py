@@ -9,8 +9,8 @@ import click
 
 from ranklens.cli._common import DEFAULT_MEASURES, engine_options, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
-from ranklens.results.rendering import FORMATS, render
 from ranklens.cli._runs import name_option
+from ranklens.results.rendering import FORMATS, render
 
 if TYPE_CHECKING:
     from ranklens.engine.policy import EvalPolicy

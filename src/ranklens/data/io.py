@@ -57,7 +57,7 @@ from ranklens.data.readers import (
     trec,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError, did_you_mean
+from ranklens.errors import FormatError
 
 
 def _reader(name: str) -> Any:
@@ -108,7 +108,7 @@ def _role(role: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
 def mark_role(error: FormatError, role: str) -> FormatError:
     """Set ``error.input_role`` (unless already set) and return the error."""
     if getattr(error, "input_role", None) is None:
-        setattr(error, "input_role", role)
+        setattr(error, "input_role", role)  # noqa: B010 (FormatError declares no such attribute)
     return error
 
 

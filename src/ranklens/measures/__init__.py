@@ -11,10 +11,10 @@ from ranklens.measures.registry import families, get_family, register
 for _family in FAMILIES:
     register(_family)
 
-from ranklens.measures.language import parse, parse_many  # noqa: E402
-from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures import rag as _rag  # noqa: E402,F401
+from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures.diversity import DIVERSITY_FAMILIES  # noqa: E402
+from ranklens.measures.language import parse, parse_many  # noqa: E402
 
 for _family in DIVERSITY_FAMILIES:
     register(_family)

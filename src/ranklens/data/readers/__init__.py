@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ranklens.data.columns import (  # (re-exported: where the readers have always offered them)
+from ranklens.data.columns import (  # noqa: F401 (re-exported: where the readers have always offered them)
     DOC_ALIASES,
     FLOAT_QRELS,
     LABEL_ALIASES,
@@ -44,7 +44,7 @@ from ranklens.data.columns import (  # (re-exported: where the readers have alwa
 )
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.errors import FormatError, did_you_mean
+from ranklens.errors import FormatError
 
 if TYPE_CHECKING:
     import mmap

@@ -29,7 +29,6 @@ import pyarrow.csv as pacsv
 from ranklens.data._arrow import read_lent
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
-    QRELS,
     Columns,
     Kind,
     check_line_ends,

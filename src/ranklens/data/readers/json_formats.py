@@ -28,7 +28,6 @@ from ranklens.data._arrow import from_numpy, read_lent
 from ranklens.data.columns import ambiguous_keys
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
-    RUN,
     Columns,
     Kind,
     check_line_ends,
