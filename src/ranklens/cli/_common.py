@@ -9,7 +9,7 @@ from typing import Any, TypeVar, overload
 
 import click
 
-from ranklens.cli.defaults import DEFAULT_MEASURES  # (re-exported: eval, compare and gate read it here)
+from ranklens.cli.defaults import DEFAULT_MEASURES  # noqa: F401 (re-exported: eval, compare and gate read it here)
 from ranklens.data.formats import RUN_FILES
 from ranklens.errors import FormatError
 
