@@ -102,6 +102,7 @@ class Settings:
     ``X-Forwarded-For`` is believed), ``RANKLENS_MAX_BODY``, ``RANKLENS_WEBHOOK_*`` (``RANKLENS_WEBHOOK_ALLOW``:
     comma-separated ``HOST:PORT`` webhook targets exempt from the public-address check) and
     ``RANKLENS_SESSION_SECRET`` (the login-session key; random per process if unset) and
+    ``RANKLENS_LOGIN_MAX_FAILURES`` (failed credentials per client in 5 minutes before a lockout, default 5),
     ``RANKLENS_READ_RATE`` (the per-client limit of expensive reads, ``BURST/SECONDS`` or ``off``; default
     ``600/60``, :mod:`ranklens.monitor.ratelimit`)."""
 
@@ -137,6 +138,7 @@ class Settings:
             webhook_allow=[h.strip() for h in env.get("RANKLENS_WEBHOOK_ALLOW", "").split(",") if h.strip()],
             session_secret=env.get("RANKLENS_SESSION_SECRET") or None,
             read_rate=env.get("RANKLENS_READ_RATE") or DEFAULT_RATE,
+            login_max_failures=int(env.get("RANKLENS_LOGIN_MAX_FAILURES", "5")),
         )
         for k, v in overrides.items():
             if v is not None:
