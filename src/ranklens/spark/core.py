@@ -14,7 +14,7 @@ from ranklens.data.qrels import Qrels
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
-from ranklens.errors import DuplicateError, InputError, MissingDependencyError, QuerySetError, warn_notes
+from ranklens.errors import DuplicateError, FormatError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.results.core import Results, assemble
 
@@ -93,6 +93,7 @@ def evaluate(
     buckets: int | None = None,
     check_duplicates: bool = True,
     warn: bool = True,
+    sources: tuple[str, str] | None = None,
 ) -> SparkEvaluation:
     """Evaluate a run DataFrame against a qrels DataFrame on Spark, with the in-memory engine's numbers.
 
@@ -114,6 +115,8 @@ def evaluate(
         check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (a
             ``groupBy`` count; one shuffle each).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
+        sources: the names of the run and the qrels in messages (the files they were read from); by default
+            ``<run DataFrame>`` and ``<qrels DataFrame>``.
 
     Raises:
         DuplicateError: a duplicated pair (the message names it).
@@ -135,22 +138,23 @@ def evaluate(
         from ranklens.spark.sql import check_sql_side
 
         check_sql_side(probe, policy)
-    run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run")
-    qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels")
+    run_source, qrels_source = sources or DATAFRAMES
+    run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run", run_source)
+    qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels", qrels_source)
     if check_duplicates:
-        reject_duplicates(run, "run", "appears twice for query", "A ranking lists each document once")
-        reject_duplicates(qrels, "qrels", "is judged twice for query", "Remove the duplicates")
+        reject_duplicates(run, "run", "appears twice for query", "A ranking lists each document once", run_source)
+        reject_duplicates(qrels, "qrels", "is judged twice for query", "Remove the duplicates", qrels_source)
     if path == "sql":
         from ranklens.spark.sql import evaluate_sql
 
-        per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy)
+        per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy, (run_source, qrels_source))
         side: list[Any] = []
     else:  # (and the bucket notes merged, the system-level values computed on the driver)
         per_query, qids, values, stats, persisted, *side = evaluate_arrow(run, qrels, probe, policy, buckets)
     stats = stats if isinstance(stats, list) else [stats]  # one per ranking order (the Arrow path)
     if policy.missing == "error" and stats[0]["qrels_only_queries"]:
-        raise_missing(run, qrels, stats[0]["qrels_only_queries"], name)
-    res = finish(name, probe, policy, qids, values, stats, *side)
+        raise_missing(run, qrels, stats[0]["qrels_only_queries"], run_source if sources else f"<{name} DataFrame>")
+    res = finish(name, probe, policy, qids, values, stats, *side, run_source=run_source if sources else None)
     if warn:
         warn_notes(res.notes, f"{res.run}: ")
     segment_of = None
@@ -163,8 +167,15 @@ def evaluate(
     return SparkEvaluation(per_query, res, path, segment_of, persisted)
 
 
-def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, ...], what: str) -> Any:
-    """``df`` with exactly the columns ``roles`` (renamed by ``{column: role}``); ids as strings."""
+#: the names of a run and a qrels DataFrame in messages
+DATAFRAMES = ("<run DataFrame>", "<qrels DataFrame>")
+
+
+def select_roles(
+    df: Any, columns: Mapping[str, str] | None, roles: tuple[str, ...], what: str, source: str | None = None
+) -> Any:
+    """``df`` with exactly the columns ``roles`` (renamed by ``{column: role}``); ids as strings. ``source``:
+    the file it was read from (named in the message), else "the {what} DataFrame"."""
     from pyspark.sql import functions as F
 
     by_role = {role: col for col, role in (columns or {}).items()}
@@ -172,6 +183,11 @@ def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, .
     for role in roles:
         col = by_role.get(role, role)
         if col not in df.columns:
+            if source is not None and source not in DATAFRAMES:
+                raise FormatError(
+                    source, f"expected a column '{col}' for {role}, got columns {', '.join(df.columns)} "
+                    f"(map columns with --{what}-columns)"
+                )
             raise InputError(
                 f"{what} DataFrame has no column '{col}' for {role} (columns: {', '.join(df.columns)}); "
                 f"map columns with EvalPolicy({what}_columns={{name: role}})"
@@ -181,7 +197,7 @@ def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, .
     return df.select(*cols)
 
 
-def reject_duplicates(df: Any, what: str, verb: str, advice: str) -> None:
+def reject_duplicates(df: Any, what: str, verb: str, advice: str, source: str | None = None) -> None:
     """A (query, document) pair counted more than once: :class:`DuplicateError` naming it."""
     from pyspark.sql import functions as F
 
@@ -193,16 +209,16 @@ def reject_duplicates(df: Any, what: str, verb: str, advice: str) -> None:
         q, d = row["first"]["query_id"], row["first"]["doc_id"]
         kind = "row(s)" if what == "run" else "pair(s)"
         raise DuplicateError(
-            f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {row['extra']} duplicate {kind} in all. {advice}"
+            source or f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {row['extra']} duplicate {kind} in all. {advice}"
         )
 
 
-def raise_missing(run: Any, qrels: Any, count: int, name: str) -> None:
+def raise_missing(run: Any, qrels: Any, count: int, source: str) -> None:
     """The engine's QuerySetError for ``missing="error"``, with up to three of the missing queries."""
     q = qrels.select("query_id").distinct()
     missing = sorted(r[0] for r in q.join(run.select("query_id").distinct(), "query_id", "left_anti").limit(3).collect())
     raise QuerySetError(
-        f"{count} qrels quer{'y' if count == 1 else 'ies'} not in the run <{name} DataFrame> "
+        f"{count} qrels quer{'y' if count == 1 else 'ies'} not in the run {source} "
         f"(e.g. {missing[:3]}); use query set 'intersect' or 'qrels'"
     )
 
@@ -210,15 +226,17 @@ def raise_missing(run: Any, qrels: Any, count: int, name: str) -> None:
 def finish(
     name: str, probe: Evaluator, policy: EvalPolicy, qids: list[str], values: np.ndarray,
     stats: list[Mapping[str, int]], side_notes: Mapping[str, list[str]] | None = None,
-    system: Mapping[int, float] | None = None,
+    system: Mapping[int, float] | None = None, *, run_source: str | None = None,
 ) -> Results:
     """The driver-side Results: queries in bytewise order, the notes in the Evaluator's order (the side
     tables' and exclude-seen's, then per ranking order its AlignReport's, merged as the Evaluator merges them,
     and the recommender notes; the empty-user note last), the system-level values, the one ``assemble``.
-    ``side_notes``: the merged bucket notes by phase (``"pre"``, ``"recsys:<order>"``, ``"empty"``)."""
+    ``side_notes``: the merged bucket notes by phase (``"pre"``, ``"recsys:<order>"``, ``"empty"``); ``run_source``:
+    the run's file (named when nothing is evaluated), else ``<name DataFrame>``."""
     if not qids:
         first = stats[0]
-        raise InputError(nothing_evaluated(f"<{name} DataFrame>", int(first["qrels_queries"]), int(first["run_queries"])))
+        where = run_source or f"<{name} DataFrame>"
+        raise InputError(nothing_evaluated(where, int(first["qrels_queries"]), int(first["run_queries"])))
     order = sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8"))
     phases = side_notes or {}
     notes: list[str] = []
