@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,18 @@ class SparkEvaluation:
     def unpersist(self) -> None:
         if self._persisted is not None:
             self._persisted.unpersist()
+
+
+@contextlib.contextmanager
+def pandas_checks_quiet() -> Iterator[None]:
+    """pyspark's checks of the pandas version, quiet: 3.5 compares versions with distutils' LooseVersion (a
+    DeprecationWarning), 4.x warns that it does not fully support pandas 3 (a FutureWarning on every pandas
+    call; what ranklens uses of it is tested on pandas 3: tests/spark). The one line of an error and the
+    byte-for-byte output of ``--engine spark`` stay free of them."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
+        yield
 
 
 def require_pyspark() -> Any:
@@ -281,6 +294,11 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     side = probe._side
     shared = None
     if side.train is not None or side.catalog is not None:
+        if type(spark).__module__.startswith("pyspark.sql.connect"):
+            raise InputError(
+                "the side tables (train=, items=) are broadcast from the driver's SparkContext, which a Spark "
+                "Connect session does not have; evaluate them with a classic master (local[*], yarn, spark://…)"
+            )
         stats_once = train_statistics(probe)
         shared = spark.sparkContext.broadcast((side.train, side.catalog, side.exclude_seen, stats_once))
     plan = system_plan(probe.measures)
@@ -291,10 +309,9 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's
     top = qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
     fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan)
-    with warnings.catch_warnings():  # pyspark 3.5 checks the pandas version with distutils' LooseVersion
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+    with pandas_checks_quiet():
         out = r.groupBy("_bucket").cogroup(q.groupBy("_bucket")).applyInPandas(fn, schema).persist()
-    rows = out.collect()
+        rows = out.collect()
     if shared is not None:
         shared.unpersist()
     errors = [row for row in rows if row["kind"] == 2]

@@ -75,8 +75,11 @@ def _frame(spark: Any, table: Any) -> Any:
     )
     import pyspark
 
+    from ranklens.spark.core import pandas_checks_quiet
+
     if int(pyspark.__version__.split(".")[0]) >= 4:
-        return spark.createDataFrame(table, schema=schema)
+        with pandas_checks_quiet():
+            return spark.createDataFrame(table, schema=schema)
     import warnings
 
     with warnings.catch_warnings():  # pyspark 3.5 calls pandas and distutils functions that warn of their removal

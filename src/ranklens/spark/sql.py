@@ -67,7 +67,6 @@ def evaluate_sql(
         lab = F.greatest(lab, F.lit(0.0))
     q = qrels.select("query_id", "doc_id", lab.alias("label"))
     thresholds = sorted({float(m.get("rel")) for m in measures if "rel" in {p.name for p in m.family.params}})
-    gains = sorted({str(m.get("gain")) for m in measures if m.family.name in ("nDCG", "DCG")})
 
     # queries of both inputs: run rows per query, and whether the qrels have it
     rq = run.groupBy("query_id").agg(F.count(F.lit(1)).alias("n_run"))
