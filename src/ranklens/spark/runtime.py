@@ -55,7 +55,7 @@ def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: 
 
     >>> spark = session("local[2]")  # doctest: +SKIP
     """
-    from ranklens.spark.core import require_pyspark
+    from ranklens.spark.core import pandas_checks_quiet, require_pyspark
 
     require_pyspark()
     check_master(master)
@@ -63,7 +63,7 @@ def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: 
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    with spark_errors(f"--spark-master {master}"):
+    with spark_errors(f"--spark-master {master}"), pandas_checks_quiet():  # (the Connect client checks pandas)
         if is_connect(master):
             builder = SparkSession.builder.remote(master)
         else:
