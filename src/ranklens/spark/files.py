@@ -19,7 +19,7 @@ from typing import Any
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
-from ranklens.spark.runtime import session, spark_errors
+from ranklens.spark.runtime import check_master, session, spark_errors
 
 __all__ = ["evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session", "spark_reads"]
 
@@ -53,6 +53,19 @@ class Input:
         if self._frame is None:
             self._frame = self._make()
         return self._frame
+
+
+class _OnFirstUse:
+    """The session of ``master``, started when first used."""
+
+    def __init__(self, master: str) -> None:
+        self._master = master
+        self._spark: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._spark is None:
+            self._spark = session(self._master)
+        return getattr(self._spark, name)
 
 
 def _spark_parquet(spark: Any, path: str, fmt: str | None, what: str) -> Any:
@@ -139,7 +152,8 @@ def evaluate_run_paths(
     0.5939
     """
     policy = policy if policy is not None else EvalPolicy()
-    spark = session(master)
+    check_master(master)
+    spark = _OnFirstUse(master)  # (a local file the data layer refuses starts no Spark: its error is the one line)
     with spark_errors(qrels, spark):
         q = read_qrels_df(spark, qrels, policy)
     for note in q.notes if on_note else ():

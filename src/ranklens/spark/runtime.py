@@ -71,7 +71,7 @@ def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: 
                 SparkSession.builder.master(master).appName(app_name)
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")
-                .config("spark.driver.extraJavaOptions", "-Dlog4j.rootLogger=ERROR")
+                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_quiet_logging()}")
             )
         spark = (
             builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
@@ -81,6 +81,36 @@ def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: 
         if not is_connect(master):
             spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_LOG4J2 = """# ranklens: Spark's own log lines at ERROR only, so a command's output and its one-line errors stay clean
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _quiet_logging() -> str:
+    """The path of a log4j2 configuration that logs errors only (written once to the temporary directory):
+    without one, Spark announces its default profile and logs warnings about the host on every start."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"ranklens-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties")
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == _LOG4J2:
+                return path
+    except OSError:
+        pass
+    temporary = f"{path}.{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(_LOG4J2)
+    os.replace(temporary, path)
+    return path
 
 
 def _needed_java() -> str:
