@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `im
     from ranklens.data.segments import read_segments
     from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate, evaluate_arrays
     from ranklens.measures import Measure, parse
+    from ranklens.online import ab
     from ranklens.results.core import Results
     from ranklens.results.io import read_results
 
@@ -41,6 +42,7 @@ _LAZY = {
     "Measure": "ranklens.measures",
     "parse": "ranklens.measures",
     "Results": "ranklens.results.core",
+    "ab": "ranklens.online",
     "read_results": "ranklens.results.io",
 }
 
@@ -63,6 +65,7 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "ab",
     "compare",
     "evaluate",
     "evaluate_arrays",

@@ -30,6 +30,7 @@ from ranklens.hooks import NoteHook, ProgressHook
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
+    from ranklens.measures.language import MeasuresArg
     from ranklens.results import Results
 
 __all__ = [
@@ -78,7 +79,7 @@ def read_qrels_file(
 def evaluate_files(
     qrels: Any,
     runs: Sequence[str | tuple[str | None, str]] | Mapping[str, str],
-    measures: Sequence[Any] | str,
+    measures: MeasuresArg,
     policy: EvalPolicy | None = None,
     *,
     stream: bool | None = None,
@@ -131,7 +132,7 @@ def evaluate_files(
 
 
 def _express(
-    qrels: Any, named: Sequence[tuple[str | None, str]], measures: Sequence[Any] | str, policy: EvalPolicy,
+    qrels: Any, named: Sequence[tuple[str | None, str]], measures: MeasuresArg, policy: EvalPolicy,
     stream: bool | None, progress: ProgressHook | None = None,
 ) -> tuple[list[Results], list[str]] | None:
     """The Results of the express path (:mod:`ranklens.express`: TREC text, the common measures, the
@@ -150,7 +151,7 @@ def _express(
         return None
     from ranklens.measures import parse_many
 
-    wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
+    wanted = parse_many(measures)
     paths = [path for _, path in named]
     quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress)
     if quick is None:
@@ -222,7 +223,7 @@ def evaluate_run_file(
                 raise
             if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
                 read_whole.append(path)
-    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True):
+    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True) and not _by_rank(columns):
         if not _parquet_streams(path, run_format):
             if stream:
                 raise InputError(
@@ -244,6 +245,11 @@ def evaluate_run_file(
         run = read_run(path, format=run_format, columns=columns)
     with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
         return evaluator(run, warn=False)
+
+
+def _by_rank(columns: Mapping[str, str] | None) -> bool:
+    """A column map with a ``rank`` role (positions, read whole: the streaming readers read scores)."""
+    return any(str(role).strip().lower() == "rank" for role in (columns or {}).values())
 
 
 def _parquet_streams(path: str, run_format: str | None) -> bool:

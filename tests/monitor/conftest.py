@@ -7,6 +7,7 @@ drops it at the end.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -220,3 +221,21 @@ def eval_json(per_query: dict[str, dict[str, float]], run: str = "run") -> dict[
             }
         ],
     }
+
+
+@contextlib.contextmanager
+def in_process_monitor(backend: str, tmp: Path) -> Iterator[Any]:
+    """The service in-process: a :class:`~ranklens.monitor.service.Monitor` on a migrated database of
+    ``backend`` (``sqlite`` in ``tmp``, or a throwaway PostgreSQL database), dropped afterwards."""
+    from ranklens.monitor.db import Database
+    from ranklens.monitor.service import Monitor
+
+    url, pg = make_db_url(backend, tmp)
+    db = Database(url)
+    db.migrate()
+    try:
+        yield Monitor(db)
+    finally:
+        db.dispose()
+        if pg is not None:
+            pg.drop()

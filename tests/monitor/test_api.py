@@ -41,7 +41,10 @@ def test_push_real_eval_output_and_read_it_back(client: Any, project: str) -> No
     doc = json.loads(out.stdout)
     snap = client.push(doc, project=project, system="bm25", id="toy-1", tags={"arm": "A"})
     assert snap["created"] is True
-    assert set(snap["values"]) == {"nDCG@10", "AP"}
+    # eval's JSON names the qrels queries (expected_queries, skipped_queries): the coverage series comes along
+    assert set(snap["values"]) == {"nDCG@10", "AP", "query_coverage"}
+    n = len(doc["runs"][0]["per_query"]) + len(doc["runs"][0]["skipped_queries"])
+    assert snap["coverage"]["expected"] == doc["runs"][0]["expected_queries"] == n
     assert snap["has_per_query"] is True
     listed = client.snapshots(project)
     assert listed["total"] == 1 and listed["snapshots"][0]["id"] == "toy-1"
@@ -64,9 +67,11 @@ def test_push_recommender_measures(client: Any, project: str) -> None:
     snap = client.push(doc, project=project, system="recs", id="ml-1")
     assert snap["created"] is True
     printed = doc["runs"][0]["aggregate"]
-    assert set(snap["values"]) == {"nDCG@10", "Coverage@10", "Novelty@10", "Gini@10"}
+    assert set(snap["values"]) == {"nDCG@10", "Coverage@10", "Novelty@10", "Gini@10", "query_coverage"}
+    assert snap["values"]["query_coverage"] == 1.0  # every user of the test set was answered
     for measure, value in snap["values"].items():
-        assert value == pytest.approx(printed[measure], abs=1e-12)
+        if measure != "query_coverage":
+            assert value == pytest.approx(printed[measure], abs=1e-12)
     detail = client.snapshot(project, "ml-1", measure="nDCG@10")
     assert detail["worst_queries"]  # per-list values were stored per user
 

@@ -84,7 +84,7 @@ _USER_ITEM = {"query": "user", "query_id": "user", "qid": "user", "user_id": "us
               "docid": "item", "docno": "item", "item_id": "item"}
 _COLUMN_ROLES = {
     "qrels": (("query", "doc", "label"), {**_QUERY_DOC, "relevance": "label", "rel": "label", "grade": "label"}),
-    "run": (("query", "doc", "score"), _QUERY_DOC),
+    "run": (("query", "doc", "score", "rank", "score_desc"), {**_QUERY_DOC, "position": "rank"}),
     "train": (("user", "item", "weight"), {**_USER_ITEM, "rating": "weight", "label": "weight", "value": "weight"}),
 }
 
@@ -94,7 +94,7 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
     ``columns=`` of the readers (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``)."""
     roles, synonyms = _COLUMN_ROLES[kind]
     python_role = {"query": "query_id", "doc": "doc_id", "label": "relevance", "score": "score", "user": "query_id",
-                   "item": "doc_id", "weight": "weight"}
+                   "item": "doc_id", "weight": "weight", "rank": "rank", "score_desc": "score_desc"}
 
     def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
         if value is None:
@@ -203,7 +203,9 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             "--run-columns",
             callback=_column_map("run"),
             metavar="query=COL,doc=COL,score=COL",
-            help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet).",
+            help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet); "
+            "rank=COL for a column of positions (1 = first); a column named rank/position/pos needs rank= "
+            "(or score_desc= when higher values are better).",
         ),
         click.option(
             "--train",
@@ -322,5 +324,7 @@ def progress_hook(enabled: bool) -> Callable[[str, int | None], Any]:
 
 
 def echo_note(note: str) -> None:
-    """A note on standard error, as every command prints them."""
-    click.echo(f"ranklens: note: {note}", err=True)
+    """A note on standard error, as every command prints them (none under ``--quiet``)."""
+    from ranklens.cli._quiet import say
+
+    say(f"ranklens: note: {note}")

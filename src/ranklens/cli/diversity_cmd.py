@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ranklens.cli._measure_args import expand_measure_args
+from ranklens.cli._quiet import say
 from ranklens.results.rendering import FORMATS, render
 
 
@@ -44,6 +45,6 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_qu
     for path in runs:
         res = evaluate_diversity(iq, path, chosen, missing=missing)
         for note in res.notes:
-            click.echo(f"ranklens: note: {path}: {note}", err=True)
+            say(f"ranklens: note: {path}: {note}")
         results.append(res)
     click.echo(render(results, fmt, per_query=per_query, meta={"qrels": qrels, "run_files": list(runs)}), nl=False)

@@ -105,8 +105,9 @@ def command(
         on_note=None if quiet else echo_note,
     ).results
     meta: dict[str, Any] = {"qrels": qrels, "run_files": [path for _, path in named]}
+    expected = _qrels_query_ids(qrels, policy) if _writes_json(fmt, output) else None
     if output:
-        _write(results, Path(output), fmt, per_query, meta)
+        _write(results, Path(output), fmt, per_query, meta, expected)
         return
     segment_of = None
     if segments:
@@ -115,7 +116,7 @@ def command(
         segment_of = read_segments(segments)
         for note in () if quiet else segment_notes(results, segment_of):
             echo_note(note)
-    click.echo(render(results, fmt, per_query=per_query, meta=meta, segments=segment_of), nl=False)
+    click.echo(render(results, fmt, per_query=per_query, meta=meta, segments=segment_of, expected=expected), nl=False)
     if ci:
         _echo_intervals(results)
 
@@ -131,7 +132,24 @@ def _echo_intervals(results: list[Any]) -> None:
             click.echo(f"  (system-level, no interval: {', '.join(r.system)})")
 
 
-def _write(results: list[Any], path: Path, fmt: str, per_query: bool, meta: dict[str, Any]) -> None:
+def _writes_json(fmt: str, output: str | None) -> bool:
+    if output:
+        return fmt == "json" or (fmt == "table" and output.lower().endswith(".json"))
+    return fmt == "json"
+
+
+def _qrels_query_ids(qrels: str, policy: EvalPolicy) -> list[str]:
+    """The qrels' query ids, for the JSON's ``expected_queries`` / ``skipped_queries`` (what ``ranklens
+    push`` needs so that the monitor counts unanswered queries)."""
+    from ranklens.evaluation import read_qrels_file
+
+    q, _ = read_qrels_file(qrels, policy)
+    return [str(x) for x in q.query_ids.to_pylist()]
+
+
+def _write(
+    results: list[Any], path: Path, fmt: str, per_query: bool, meta: dict[str, Any], expected: list[str] | None
+) -> None:
     from ranklens.results.io import write_results
 
-    write_results(results, path, per_query=per_query, meta=meta, format=None if fmt == "table" else fmt)
+    write_results(results, path, per_query=per_query, meta=meta, format=None if fmt == "table" else fmt, expected=expected)

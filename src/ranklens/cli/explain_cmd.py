@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ranklens.cli._common import policy_options
+from ranklens.cli._quiet import say
 
 if TYPE_CHECKING:
     from ranklens.engine.policy import EvalPolicy
@@ -47,7 +48,7 @@ def command(
     r = read_run(run, format=policy.run_format, columns=policy.run_columns)
     for path, notes in ((qrels, q.notes), (run, r.notes)):
         for note in notes:
-            click.echo(f"ranklens: note: {path}: {note}", err=True)
+            say(f"ranklens: note: {path}: {note}")
     e = explain(q, r, query, measure, policy=policy.replace(qrels_columns=None, run_columns=None))
     click.echo(render_explanation(e), nl=False)
 

@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
+from ranklens.cli._alpha import alpha_options, confidence_level
 from ranklens.cli._common import json_format_option, parse_column_pairs
+from ranklens.cli._quiet import say
 
 _LOG_ROLES = ("query", "item", "position", "click", "impression", "intervention")
 
@@ -50,18 +52,20 @@ def command() -> None:
               help="em: position-based-model EM over all rows; intervention: rows with intervention = 1.")
 @click.option("--max-position", type=click.IntRange(min=1), help="Only positions 1..N.")
 @click.option("--boot", "n_boot", type=click.IntRange(min=0), default=200, show_default=True, help="Bootstrap replicates for the intervals.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True)
+@alpha_options("--confidence")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Write a plot (.html; images need kaleido). Needs plotly.")
 @json_format_option
 @columns_option
-def position_bias(log: str, method: str, max_position: int | None, n_boot: int, confidence: float, seed: int,
-                  plot_path: str | None, as_json: bool, columns: dict[str, str]) -> None:
+def position_bias(log: str, method: str, max_position: int | None, n_boot: int, alpha: float | None,
+                  legacy_level: float | None, seed: int, plot_path: str | None, as_json: bool,
+                  columns: dict[str, str]) -> None:
     """Estimate examination probabilities θ_k/θ_1 from the click LOG (columns query, item, position,
     click; intervention for --method intervention), with bootstrap intervals."""
     from ranklens.errors import MissingDependencyError
     from ranklens.unbiased import estimate_position_bias
 
+    confidence = confidence_level(alpha, legacy_level, "--confidence")
     pb = estimate_position_bias(
         log, method=method, max_position=max_position, n_boot=n_boot, confidence=confidence, seed=seed,
         **_only(columns, "query", "item", "position", "click", "intervention"),
@@ -70,9 +74,9 @@ def position_bias(log: str, method: str, max_position: int | None, n_boot: int, 
     if plot_path:
         try:
             pb.plot(plot_path)
-            click.echo(f"plot written to {plot_path}", err=True)
+            say(f"plot written to {plot_path}")
         except MissingDependencyError as e:
-            click.echo(f"ranklens: note: plot skipped: {e}", err=True)
+            say(f"ranklens: note: plot skipped: {e}")
 
 
 @command.command("dcg", context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,18 +89,19 @@ def position_bias(log: str, method: str, max_position: int | None, n_boot: int, 
 @click.option("--self-normalize", is_flag=True, help="Self-normalised estimate.")
 @click.option("--logging-exposure", help="Column of LOG with known logging exposures (default: empirical).")
 @click.option("--boot", "n_boot", type=click.IntRange(min=0), default=1000, show_default=True)
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True)
+@alpha_options("--confidence")
 @click.option("--seed", type=int, default=0, show_default=True)
 @json_format_option
 @columns_option
 def dcg(log: str, target: str, examination: str, k: int | None, clip: float | None, self_normalize: bool,
-        logging_exposure: str | None, n_boot: int, confidence: float, seed: int, as_json: bool,
-        columns: dict[str, str]) -> None:
+        logging_exposure: str | None, n_boot: int, alpha: float | None, legacy_level: float | None, seed: int,
+        as_json: bool, columns: dict[str, str]) -> None:
     """Estimate the DCG (expected clicks per page) of the TARGET ranking (a run file) from the click LOG
     of the logging policy (columns query, item, position, click, impression)."""
     from ranklens.errors import InputError
     from ranklens.unbiased import estimate_position_bias, ips_dcg
 
+    confidence = confidence_level(alpha, legacy_level, "--confidence")
     exam: object
     if examination == "dcg":
         exam = None

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ranklens.cli._alpha import alpha_options, confidence_level
 from ranklens.cli._common import json_format_option
 from ranklens.cli.judge_agreement_cmd import as_user_errors, print_tables
 
@@ -41,12 +42,11 @@ def _table(report: Any) -> Any:
 @click.option("--vs", "vs", type=click.Path(dir_okay=False), metavar="RUN2",
               help="A second run: estimate the mean per-query difference RUN - RUN2.")
 @click.option("--measure", "-m", default="nDCG@10", show_default=True, help="The measure.")
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
-              help="Confidence level of the intervals.")
+@alpha_options("--level")
 @click.option("--no-tune", is_flag=True, help="Classic PPI (lambda = 1) instead of power-tuned PPI++.")
 @json_format_option
-def ppi(human_qrels: str, judge_qrels: str, run: str, vs: str | None, measure: str, level: float, no_tune: bool,
-        as_json: bool) -> None:
+def ppi(human_qrels: str, judge_qrels: str, run: str, vs: str | None, measure: str, alpha: float | None,
+        legacy_level: float | None, no_tune: bool, as_json: bool) -> None:
     """Estimate the mean MEASURE of RUN (with --vs: of RUN - RUN2) from the queries HUMAN_QRELS labels plus
     the queries only JUDGE_QRELS labels: the judge's mean corrected by its mean error on the human-labelled
     queries (prediction-powered inference), with a confidence interval, next to the human-only and the naive
@@ -59,6 +59,7 @@ def ppi(human_qrels: str, judge_qrels: str, run: str, vs: str | None, measure: s
     from ranklens.cli._runs import split_name
     from ranklens.judges.ppi import ppi_evaluate
 
+    level = confidence_level(alpha, legacy_level, "--level")
     (name_a, path_a) = split_name(run)
     (name_b, path_b) = split_name(vs) if vs is not None else (None, None)
     with as_user_errors():

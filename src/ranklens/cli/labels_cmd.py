@@ -7,6 +7,7 @@ import json
 import click
 
 from ranklens.cli._common import json_format_option
+from ranklens.cli._quiet import say
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,7 +50,7 @@ def from_events(events: str, rules: str, output: str | None, pairs: str | None, 
         if not as_json:
             click.echo(f"wrote {len(res.qrels)} judgements to {output}")
         return
-    click.echo(summary, nl=False, err=True)
+    say(summary, nl=False)
     for q, docs in res.qrels.to_dict().items():
         for d, label in docs.items():
             click.echo(f"{q} 0 {d} {label}")

@@ -21,6 +21,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("ranklens.cli.explain_cmd", "command", "Show the worked computation of a measure for one query."),
     "measures": ("ranklens.cli.measures_cmd", "command", "List every measure and its parameters."),
     "compare": ("ranklens.cli.compare_cmd", "command", "Compare systems with paired significance tests."),
+    "ab": ("ranklens.cli.ab_cmd", "command", "Online A/B test of two rankers between users: Welch, SRM, CUPED, peeking-safe p."),
+    "plan": ("ranklens.cli.plan_cmd", "command", "Queries or users per arm needed to detect a difference; MDE at n."),
+    "interleave": ("ranklens.cli.interleave_cmd", "command", "Team-draft interleaving log: credit, preference, sign test."),
     "gate": ("ranklens.cli.gate_cmd", "command", "CI regression gate: exit 1 when a quality rule fails."),
     "labels": ("ranklens.cli.labels_cmd", "command", "Derive graded qrels from engagement logs (clicks, purchases, watch time)."),
     "ips": ("ranklens.cli.ips_cmd", "command", "Position bias and unbiased (IPS) DCG from click logs; DCG-vs-nDCG ordering check."),
@@ -45,7 +48,9 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[cmd_name]
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        from ranklens.cli._quiet import with_quiet
+
+        return with_quiet(getattr(importlib.import_module(module), attr))  # type: ignore[no-any-return]
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

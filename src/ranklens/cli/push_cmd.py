@@ -26,6 +26,11 @@ from ranklens.errors import InputError, MissingDependencyError
 @click.option("--url", envvar="RANKLENS_URL", default="http://127.0.0.1:8000", show_default=True, help="Server ($RANKLENS_URL).")
 @click.option("--token", envvar="RANKLENS_TOKEN", help="Write token ($RANKLENS_TOKEN).")
 @click.option("--fail-on-breach", is_flag=True, help="Exit 1 when a rule is breached by this snapshot.")
+@click.option("--missing", type=click.Choice(["zero", "skip"]), default=None,
+              help="Qrels queries the run did not answer (the JSON's skipped_queries): zero (default: scored 0, "
+              "as the gate does) or skip (values over the answered queries, shown 'on 35 of 50 queries'). "
+              "Coverage (answered / expected) is stored either way.")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 def command(
     results: str,
     project: str,
@@ -38,6 +43,8 @@ def command(
     url: str,
     token: str | None,
     fail_on_breach: bool,
+    missing: str | None,
+    quiet: bool,
 ) -> None:
     """Push RESULTS.json (from `ranklens eval --format json`) to a monitor server as snapshot(s).
 
@@ -79,8 +86,10 @@ def command(
             if sid is None:
                 key = json.dumps([project, name, at, hashlib.sha256(raw).hexdigest(), snapshot_id])
                 sid = "push-" + hashlib.sha256(key.encode()).hexdigest()[:32]
-            out = client.push(run, project=project, system=name, at=when, id=sid, tags=tag_map or None, query_segments=segs)
-            breached |= _report(out)
+            out = client.push(
+                run, project=project, system=name, at=when, id=sid, tags=tag_map or None, query_segments=segs, missing=missing
+            )
+            breached |= _report(out, quiet)
     if fail_on_breach and breached:
         raise SystemExit(1)
 
@@ -128,14 +137,19 @@ def _parse_time(text: str) -> dt.datetime:
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
-def _report(out: dict[str, Any]) -> bool:
+def _report(out: dict[str, Any], quiet: bool = False) -> bool:
+    say = (lambda text: None) if quiet else click.echo
     state = "stored" if out["created"] else "already stored"
     values = ", ".join(f"{m}={v:.4f}" for m, v in out["values"].items())
-    click.echo(f"{out['system']}: snapshot {out['id']} {state} at {out['at']} ({values})")
+    say(f"{out['system']}: snapshot {out['id']} {state} at {out['at']} ({values})")
+    cov = out.get("coverage")
+    if cov and cov["answered"] < cov["expected"]:
+        how = "left out of the values" if out.get("missing") == "skip" else "scored 0"
+        say(f"  {cov['expected'] - cov['answered']} of {cov['expected']} expected queries unanswered ({how})")
     breached = False
     for r in out.get("rules", []):
         alert = r.get("alert") or {}
         extra = f" → alert #{alert['id']} {alert['change']}" if alert.get("change") in ("fired", "resolved") else ""
-        click.echo(f"  rule {r['rule_id']} {r['status']}: {r['rule']} — {r['detail']}{extra}")
+        say(f"  rule {r['rule_id']} {r['status']}: {r['rule']} — {r['detail']}{extra}")
         breached |= r["status"] == "breach"
     return breached

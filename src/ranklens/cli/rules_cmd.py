@@ -44,7 +44,8 @@ def _show(rules: list[dict[str, Any]], fmt: str) -> None:
         return
     for r in rules:
         state = "enabled " if r.get("enabled", True) else "disabled"
-        click.echo(f"{r['id']:>5}  {state}  {r.get('description') or r.get('name')}")
+        scope = "" if r.get("segment") else "  (all queries and every segment)"  # the gate's meaning too
+        click.echo(f"{r['id']:>5}  {state}  {r.get('description') or r.get('name')}{scope}")
 
 
 _FORMAT = click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -7,6 +7,8 @@ import json
 
 import click
 
+from ranklens.cli._quiet import say
+
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("corpus", type=click.Path(dir_okay=False))
@@ -45,10 +47,10 @@ def command(corpus: str, endpoint: str, model: str, output: str, qrels: str | No
     docs = read_corpus(corpus)
     if not docs:
         raise FormatError(corpus, "expected documents (JSONL with an id and a text); found none")
-    writer = OpenAIJudge(endpoint, model, api_key_env=api_key_env, timeout=timeout, retries=retries, backoff=backoff)
-    result = synthesize(docs, writer, per_doc=per_doc, round_trip_k=round_trip_k, retriever=retriever or "bm25")
+    with OpenAIJudge(endpoint, model, api_key_env=api_key_env, timeout=timeout, retries=retries, backoff=backoff) as writer:
+        result = synthesize(docs, writer, per_doc=per_doc, round_trip_k=round_trip_k, retriever=retriever or "bm25")
     result.write(output, qrels)
-    click.echo(result.summary_text(), nl=False, err=True)
+    say(result.summary_text(), nl=False)
     if summary_file:
         with open(summary_file, "w", encoding="utf-8") as out:
             json.dump(result.summary(), out, indent=2)

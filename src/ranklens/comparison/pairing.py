@@ -18,11 +18,13 @@ from ranklens import stats
 from ranklens.results.core import Results
 
 __all__ = [
+    "BETWEEN_SUBJECTS",
     "PairedSummary",
     "Pairing",
     "common_queries",
     "dropped_all_note",
     "in_segment",
+    "looks_between_subjects",
     "pair_results",
     "pair_values",
     "paired_summary",
@@ -67,10 +69,28 @@ class Pairing:
                 parts.append(f"{len(only)} quer{'y' if len(only) == 1 else 'ies'} only in {who} ({shown_ids(only)})")
         if not parts:
             return None
-        return (
-            f"{name_a} vs {name_b}: paired on {self.n} common queries; dropped {' and '.join(parts)}; "
-            "score unanswered qrels queries 0 with missing=zero (--missing zero) to keep them"
+        hint = (
+            BETWEEN_SUBJECTS if looks_between_subjects(self.n, self.n + len(self.only_a) + len(self.only_b))
+            else "score unanswered qrels queries 0 with missing=zero (--missing zero) to keep them"
         )
+        return f"{name_a} vs {name_b}: paired on {self.n} common queries; dropped {' and '.join(parts)}; {hint}"
+
+
+#: What a comparison says when two runs share few queries: a between-subjects experiment, not a paired one.
+BETWEEN_SUBJECTS = (
+    "this looks like a between-subjects experiment (each user or query served by one system only): analyse it "
+    "with ranklens ab (Welch's test between the groups); scoring the users a system never served 0 does not pair them"
+)
+
+
+def looks_between_subjects(common: int, union: int) -> bool:
+    """True when the two runs share fewer than half of the queries either answered: most queries were
+    served by one system only, as when users are split between the arms of an online experiment.
+
+    >>> looks_between_subjects(0, 200), looks_between_subjects(40, 100), looks_between_subjects(95, 100)
+    (True, True, False)
+    """
+    return union > 0 and common < 0.5 * union
 
 
 def in_segment(query: str, segment_of: Mapping[str, str] | None, segment: str | None) -> bool:

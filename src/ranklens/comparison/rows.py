@@ -13,6 +13,7 @@ import numpy as np
 
 from ranklens import stats
 from ranklens.comparison.pairing import (
+    BETWEEN_SUBJECTS,
     common_queries,
     dropped_all_note,
     pair_results,
@@ -85,7 +86,8 @@ class QueryDelta:
     baseline: str
     system: str
     measure: str
-    query_id: str
+    query_id: str | int
+    """the query id with the type the runs gave it (integer ids stay integers)"""
     value_baseline: float
     value_system: float
     delta: float
@@ -146,10 +148,7 @@ def compare_segment(
                 _note(notes, f"{b} vs {s} on {measure}{where}: {int(na.sum())} quer{'y' if na.sum() == 1 else 'ies'} NA in either system left out of the pairing")
         if xs.size == 0:
             if segment is None:  # a comparison over no query is an error, never a NaN or a silent gap
-                raise InputError(
-                    f"{b} vs {s}: no query both answered, so nothing to compare on {measure}; score unanswered "
-                    "qrels queries 0 with missing=zero (--missing zero) to pair them on every qrels query"
-                )
+                raise InputError(f"{b} vs {s}: no query both answered, so nothing to compare on {measure}; {BETWEEN_SUBJECTS}")
             _note(notes, f"{b} vs {s} on {measure} in segment {segment!r}: no query in common; no row")
             continue
         key = (measure, segment, *sorted((b, s)))

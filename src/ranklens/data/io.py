@@ -21,6 +21,7 @@ query, document and value columns of CSV, TSV, JSON Lines, Parquet and in-memory
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import decimal
 import functools
 import gzip
@@ -36,6 +37,7 @@ from typing import Any, BinaryIO, ParamSpec, TypeVar, Union, cast
 
 import numpy as np
 
+from ranklens.data.columns import rank_columns
 from ranklens.data.formats import RUN_FILES
 from ranklens.data.names import run_name_of
 from ranklens.data.qrels import Qrels, check_label_kind
@@ -141,6 +143,7 @@ def read_qrels(
     """
     kind = qrels_kind(check_label_kind(labels))
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' Qrel tuples: columns)
         _refuse_coercions(source, kind, columns)
         return _reader("frames").qrels_from_object(source, columns, labels=labels)
     mapping = column_roles(columns, QRELS, _display(source))
@@ -168,7 +171,9 @@ def read_run(
             else the file name without extensions (``bm25.run.gz`` → ``bm25``), else ``"run"``.
         columns: ``{column name: role}`` for files and tables with named columns, roles ``query_id``,
             ``doc_id`` and ``score`` (or ``query``, ``doc``); unmapped roles are found by their
-            aliases (``user_id``, ``item_id``, ``prediction`` …).
+            aliases (``user_id``, ``item_id``, ``prediction`` …). ``rank`` maps a column of positions
+            (1 = first, ascending: the score is −rank); a column named like a position (``rank``,
+            ``position``, ``pos``) mapped to ``score`` is refused, ``score_desc`` says it is a score.
 
     Raises:
         FormatError: the file is missing, of unknown format, or malformed (the message names the line).
@@ -180,7 +185,15 @@ def read_run(
     >>> run.name, run.to_dict()
     ('bm25', {'q1': {'d2': 1.5, 'd1': 1.5}})
     """
+    where = _display(source) if isinstance(source, (str, os.PathLike)) else _reader("frames").source_name(source)
+    columns, by_rank = rank_columns(columns, where)
+    run = _read_run(source, format, name, columns)
+    return dataclasses.replace(run, score=-run.score) if by_rank else run  # (positions: 1 first, so score −rank)
+
+
+def _read_run(source: PathLike | object, format: str | None, name: str | None, columns: ColumnMap | None) -> Run:
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' ScoredDoc tuples: columns)
         _refuse_coercions(source, RUN, columns)
         return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))

@@ -17,7 +17,7 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
-from ranklens.measures.language import parse_many
+from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]
@@ -66,7 +66,7 @@ class Evaluator:
 
     def __init__(
         self,
-        measures: Iterable[Measure | str] | str,
+        measures: MeasuresArg,
         qrels: Any,
         *,
         missing: str = "skip",
@@ -122,14 +122,14 @@ class Evaluator:
         lists, report = self._align(_as_run(run, columns=self.run_columns, format=self.run_format), order)
         return lists, report.messages()
 
-    def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
+    def _align(self, run: Run, order: str, judged_only: bool = False) -> tuple[RankedLists, AlignReport]:
         return align(
             self.qrels,
             run,
             order=order,  # type: ignore[arg-type]
             query_set=self.query_set,
             negative=self.negative,
-            judged_only=self.judged_only,
+            judged_only=self.judged_only or judged_only,
             max_docs=self.max_docs,
             depth=self.depth,
             map_negative_labels=True,
@@ -155,10 +155,10 @@ class Evaluator:
     def results(self, r: Run, *, allow_empty: bool = False) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
         (for callers that evaluate a run in parts, such as streaming)."""
-        by_order: dict[str, list[int]] = {}
+        by_order: dict[tuple[str, bool], list[int]] = {}  # (tie order, the measure's own judged_only)
         for j, m in enumerate(self.measures):
             order = "input" if _ties(m) == "input" else "score"
-            by_order.setdefault(order, []).append(j)
+            by_order.setdefault((order, bool(m.get("judged_only"))), []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
         notes: list[str] = list(r.notes)
         side = self._side
@@ -168,10 +168,12 @@ class Evaluator:
         system: dict[int, float] = {}
         has_relevant: np.ndarray | None = None
         self.last_report: AlignReport | None = None
-        for order, idx in by_order.items():
-            lists, report = self._align(r, order)
+        for (order, judged), idx in by_order.items():
+            lists, report = self._align(r, order, judged)
             self.last_report = report
             for msg in report.messages():
+                if judged and not self.judged_only and "judged-only" in msg:  # (one measure's own judged_only)
+                    msg = f"{', '.join(str(self.measures[j]) for j in idx)}: {msg}"
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
@@ -191,12 +193,12 @@ class Evaluator:
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         if has_relevant is not None:
             query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
-        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system)
+        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system, id_kind=r.id_kind)
 
     @property
     def streamable(self) -> bool:
         """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
-        return not self._side.active and not any(m.family.is_system(m) for m in self.measures)
+        return not self._side.active and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
@@ -245,7 +247,7 @@ def nothing_evaluated(run_source: str, qrels_queries: int, run_queries: int) -> 
     )
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **options: Any) -> Results:
+def evaluate(qrels: Any, run: Any, measures: MeasuresArg, **options: Any) -> Results:
     """Evaluate ``run`` against ``qrels``: a thin wrapper over :class:`Evaluator`.
 
     >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}

@@ -62,7 +62,7 @@ def check_measures(
     ranklens.errors.MeasureError: AP reads binary relevance (relevant when label ≥ rel); real-valued labels have no default threshold, so give one: AP(rel=0.5) in the measure, or rel_level= for every binary measure (CLI --rel-level); rel=1, the integer default, would read a label of 0.93 as not relevant (to mean rel=1, pass rel_level=1: written in the measure it is the default, indistinguishable)
     """
     for m in measures:
-        _check_gain_map(m, negative, judged_only)
+        _check_gain_map(m, negative, judged_only or bool(m.get("judged_only")))
         if labels == "float":
             _check_float(m, rel_level)
 

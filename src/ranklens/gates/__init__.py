@@ -16,10 +16,12 @@ from __future__ import annotations
 from ranklens.gates.check import GateReport, bound_holds, check_rules, drop_within
 from ranklens.gates.files import read_rules
 from ranklens.gates.inputs import gate_results, saved_as_run
-from ranklens.gates.model import KINDS, Check, GateSettings, Rule
+from ranklens.gates.model import COVERAGE, KINDS, Check, GateSettings, Rule
 from ranklens.gates.parse import one_measure, parse_number, parse_rule
+from ranklens.gates.scope import rule_scopes, scope_key
 
 __all__ = [
+    "COVERAGE",
     "KINDS",
     "Check",
     "GateReport",
@@ -33,5 +35,7 @@ __all__ = [
     "parse_number",
     "parse_rule",
     "read_rules",
+    "rule_scopes",
     "saved_as_run",
+    "scope_key",
 ]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ranklens.errors import InputError, did_you_mean
-from ranklens.gates.model import Check, GateSettings, Rule
+from ranklens.gates.model import COVERAGE, Check, GateSettings, Rule
+from ranklens.gates.scope import rule_scopes
 
 __all__ = ["GateReport", "bound_holds", "check_rules", "drop_within"]
 
@@ -104,6 +105,11 @@ def check_rules(
         check_overlap(segment_of, queries, source=source)
     labels = sorted(set(segment_of.values())) if segment_of else []
     for r in rules:
+        if r.measure == COVERAGE:
+            raise InputError(
+                f"rule {str(r)!r}: {COVERAGE} is the monitor's series of answered / expected queries; the gate "
+                "counts every qrels query (unanswered ones score 0), so it has no coverage to check"
+            )
         if r.segment is None:
             continue
         if segment_of is None:
@@ -115,7 +121,7 @@ def check_rules(
             )
     # every segment with a query to count, evaluated or not: a segment the run skipped entirely fails
     seg_names = sorted({segment_of[q] for q in queries if q in segment_of}) if segment_of else []
-    scoped = _scoped(rules, seg_names, segment_of is not None)
+    scoped = rule_scopes(rules, seg_names)  # (no segments file: no segment names)
     drops = [r for r, _ in scoped if r.kind == "max_drop"]
     if drops and baseline is None:
         raise InputError("--max-drop rules need --baseline BASE.run")
@@ -146,19 +152,6 @@ def check_rules(
         return GateReport(tuple(checks))
     own = tuple(f"{name}: " for name in comparison.systems)  # the runs' own notes, already printed
     return GateReport(tuple(checks), tuple(n for n in comparison.notes if not n.startswith(own)))
-
-
-def _scoped(rules: Sequence[Rule], seg_names: list[str], with_segments: bool) -> list[tuple[Rule, str | None]]:
-    specific = {(r.kind, r.measure, r.segment) for r in rules if r.segment is not None}
-    out: list[tuple[Rule, str | None]] = []
-    for r in rules:
-        if r.segment is not None:
-            out.append((r, r.segment))
-            continue
-        out.append((r, None))
-        if with_segments:
-            out.extend((r, s) for s in seg_names if (r.kind, r.measure, s) not in specific)
-    return out
 
 
 def _where(segment: str | None, n: int, total: int) -> str:

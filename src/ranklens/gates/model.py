@@ -6,11 +6,15 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["KINDS", "Check", "GateSettings", "Rule"]
+__all__ = ["COVERAGE", "KINDS", "Check", "GateSettings", "Rule"]
 
 #: ``min``: the value must be at least the threshold; ``max``: at most; ``max_drop``: it may trail a
 #: baseline (CI: the --baseline run; monitor: the trailing-window mean or a reference system) by at most it.
 KINDS = ("min", "max", "max_drop")
+
+#: The series of query coverage: answered / expected queries (the qrels' queries), overall and per segment.
+#: Not a measure of the ranklens measure language: the monitor computes it from a snapshot's expected set.
+COVERAGE = "query_coverage"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ranklens.errors import InputError
-from ranklens.gates.model import KINDS, Rule
+from ranklens.gates.model import COVERAGE, KINDS, Rule
 
 __all__ = ["one_measure", "parse_number", "parse_rule"]
 
@@ -119,7 +119,8 @@ def _rule(kind: str, measure: str, threshold: float, where: str, **fields: Any) 
     window = fields.get("window")
     if window is not None and not 0 < window <= 366:
         raise InputError(f"{where}: window must be between 0 and 366 days; got {window:g}")
-    one_measure(measure.strip(), None)  # raises MeasureError with a suggestion
+    if measure.strip() != COVERAGE:  # (the coverage series is no measure of the language)
+        one_measure(measure.strip(), None)  # raises MeasureError with a suggestion
     return Rule(kind, measure.strip(), threshold, **fields)
 
 

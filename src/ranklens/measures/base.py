@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ranklens.errors import MeasureError
 
-__all__ = ["Family", "Measure", "Param"]
+__all__ = ["JUDGED_ONLY", "Family", "Measure", "Param"]
 
 GainMap = tuple[tuple[int, float], ...]
 
@@ -121,6 +121,15 @@ def _coerce_gain(value: Any, where: str) -> str | GainMap:
     return out
 
 
+#: a parameter of every measure, as in ir_measures: this measure alone is computed on the ranking without the
+#: unjudged documents (trec_eval -J, ``judged_only=True`` of the Evaluator, for one measure)
+JUDGED_ONLY = Param(
+    "judged_only", "bool", False,
+    "drop retrieved documents without a (non-negative) judgement before computing this measure (trec_eval -J for "
+    "this measure alone; ir_measures' judged_only)",
+)
+
+
 #: what each entry of :attr:`Family.needs` stands for, in messages
 _INPUTS = {
     "intents": "intent-level qrels (qid intent docid rel)",
@@ -187,11 +196,18 @@ class Family:
         where = self.computed_by.format(m=m)
         return f"{m} needs {what}" + (f": use {where}" if where else "")
 
+    @property
+    def all_params(self) -> tuple[Param, ...]:
+        """The family's parameters and :data:`JUDGED_ONLY`, which every measure takes."""
+        if any(p.name == JUDGED_ONLY.name for p in self.params):
+            return self.params
+        return (*self.params, JUDGED_ONLY)
+
     def param(self, name: str) -> Param:
-        for p in self.params:
+        for p in self.all_params:
             if p.name == name:
                 return p
-        known = [p.name for p in self.params]
+        known = [p.name for p in self.all_params]
         from ranklens.errors import did_you_mean
 
         hint = did_you_mean(name, known)
@@ -244,7 +260,7 @@ class Measure:
         elif family.cutoff == "required" and require_cutoff:
             raise MeasureError(f"{family.name} needs a cutoff, e.g. '{family.name}@10'")
         ordered = tuple(
-            (p.name, values[p.name]) for p in family.params if p.name in values and values[p.name] != p.default
+            (p.name, values[p.name]) for p in family.all_params if p.name in values and values[p.name] != p.default
         )
         m = Measure(family, family.name, ordered, cutoff)
         if family.check is not None and (cutoff is not None or require_cutoff):

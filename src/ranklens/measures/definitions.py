@@ -176,7 +176,7 @@ FAMILIES: tuple[Family, ...] = (
         "1 if at least one relevant document is in the top k, else 0 (HitRate@k).",
         params=(REL, TIES),
         cutoff="required",
-        aliases=("hit", "hitrate", "hit_rate"),
+        aliases=("hit", "hitrate", "hit_rate", "hr"),
         example="Success@10",
         reads="top",
     ),

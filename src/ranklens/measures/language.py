@@ -15,18 +15,76 @@ One name is one measure in any letter case. Also read: the names trec_eval print
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Measure
+from ranklens.measures.base import Family, Measure
 from ranklens.measures.registry import families, get_family
 
-__all__ = ["PRESETS", "closest", "parse", "parse_many", "suggest"]
+__all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
+
+class ForeignMeasure(Protocol):
+    """An ir_measures measure object (``ir_measures.nDCG@10``): read by its name, ``str(measure)``."""
+
+    NAME: str
+
+
+#: what names one measure: its text (``"nDCG@10"``), a :class:`Measure` (``nDCG@10`` in Python), a family
+#: (``AP``) or an ir_measures measure object (``ir_measures.nDCG@10``)
+MeasureLike = str | Measure | Family | ForeignMeasure
+#: what every entry point takes for ``measures``: one measure as :data:`MeasureLike` or an iterable of them
+MeasuresArg = MeasureLike | Iterable[MeasureLike]
+
+
+def measure_items(measures: MeasuresArg) -> list[Measure | str]:
+    """The one reading of a ``measures=`` argument, shared by every entry point (``evaluate``, ``Evaluator``,
+    ``compare``, ``evaluate_files``): one measure or an iterable of them, each a name, a :class:`Measure`,
+    a family (``AP``: the measure with its defaults) or an ir_measures measure (read by its name, which the
+    language reads as ir_measures does). Names stay text (a trec_eval name may name several measures).
+
+    >>> from ranklens.measures import AP, nDCG
+    >>> measure_items(AP), measure_items([nDCG @ 10, "P@5"])
+    ([AP], [nDCG@10, 'P@5'])
+    >>> measure_items(3)
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.MeasureError: expected a measure (a name such as 'nDCG@10', a ranklens or ir_measures measure) or a list of them; got int 3
+    """
+    one = _one_item(measures)
+    if one is not None:
+        return [one]
+    if isinstance(measures, Iterable) and not isinstance(measures, (bytes, Mapping)):
+        out: list[Measure | str] = []
+        for item in measures:
+            found = _one_item(item)
+            if found is None:
+                raise MeasureError(f"expected a measure in the list of measures; got {type(item).__name__} {item!r}")
+            out.append(found)
+        return out
+    raise MeasureError(
+        "expected a measure (a name such as 'nDCG@10', a ranklens or ir_measures measure) or a list of them; "
+        f"got {type(measures).__name__} {measures!r}"
+    )
+
+
+def _one_item(item: Any) -> Measure | str | None:
+    """``item`` as one measure's text or value, or None when it is not one measure."""
+    if isinstance(item, (str, Measure)):
+        return item
+    if isinstance(item, Family):
+        return Measure.build(item, {}, None, require_cutoff=False)
+    if type(item).__module__.split(".")[0] == "ir_measures" and hasattr(item, "NAME"):
+        from ranklens.measures.ir_measures_names import from_ir_measures
+
+        # ir_measures' meaning first (its RBP has p = 0.8, its ERR a top grade of 4), else its name as written
+        return from_ir_measures(str(item)) or str(item)
+    return None
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 
 
-def parse(text: str | Measure) -> Measure:
+def parse(text: MeasureLike) -> Measure:
     """Parse one measure: the measure language, or any other name :func:`parse_many` reads that names
     exactly one measure (``ndcg_cut.10``, ``P_5``, ``hit_rate@10``).
 
@@ -41,8 +99,12 @@ def parse(text: str | Measure) -> Measure:
     ...
     ranklens.errors.MeasureError: unknown measure 'ndgc@10'; did you mean 'nDCG@10'?
     """
-    if isinstance(text, Measure):
-        return text
+    items = measure_items(text)
+    if len(items) != 1:
+        raise MeasureError(f"parse reads one measure; got {len(items)} (parse_many reads lists)")
+    if isinstance(items[0], Measure):
+        return items[0]
+    text = items[0]
     found, language_error = _read(text)
     if len(found) == 1:
         return found[0]
@@ -54,7 +116,7 @@ def parse(text: str | Measure) -> Measure:
     )
 
 
-def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: float | None = None) -> list[Measure]:
+def parse_many(texts: MeasuresArg, *, rel_level: float | None = None) -> list[Measure]:
     """Parse measures: the measure language, trec_eval names (``ndcg_cut.5,10`` gives two) and the names
     trec_eval prints (``ndcg_cut_10``), ranx names (``hit_rate@10``, ``ndcg_burges@10``, ``hits@10``) and
     cutoff lists (``nDCG@5,10``, ``P@[5,10]``).
@@ -67,7 +129,7 @@ def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: float | None 
     >>> [str(m) for m in parse_many(["ndcg_cut.5,10", "map", "nDCG@10", "P@[1,3]"])]
     ['nDCG@5', 'nDCG@10', 'AP', 'P@1', 'P@3']
     """
-    items: list[Measure | str] = [texts] if isinstance(texts, str) else list(texts)
+    items = measure_items(texts)
     out: list[Measure] = []
     for item in items:
         found = [item] if isinstance(item, Measure) else _read(item)[0]
@@ -117,6 +179,16 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     dotted = trec_names.from_printed_name(src)
     if dotted is not None:
         return [m for _, m in trec_names.parse_trec(dotted)], None
+    from ranklens.measures.ir_measures_names import from_ir_measures, ir_measures_only
+
+    try:  # ir_measures' spelling: nDCG(dcg='exp-log2')@10, IPrec@0.5, NumRet(rel=1)
+        foreign = from_ir_measures(src)
+    except MeasureError:
+        if ir_measures_only(src):
+            raise
+        raise language_error from None  # (the language's own message says what is wrong)
+    if foreign is not None:
+        return [foreign], None
     raise language_error
 
 

@@ -82,6 +82,7 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
                 "name": _t(ser["system"]),
                 "x": x,
                 "y": [p["value"] for p in ser["points"]],
+                "text": [_t(p.get("on") or "") for p in ser["points"]],  # "on 35 of 50 queries" (missing: skip)
                 "marker": {"size": 4, "color": COLOURS[i % len(COLOURS)]},
                 "line": {"width": 1.5, "color": COLOURS[i % len(COLOURS)]},
             }
@@ -116,7 +117,27 @@ def series_figure(page: dict[str, Any], title: str | None = None) -> dict[str, A
             }
         )
     seg = f" — segment {page['segment']}" if page.get("segment") else ""
-    return {"data": data, "layout": _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})}
+    layout = _layout(title or f"{page['measure']} over time{seg}", xaxis={"type": "date"})
+    periods = _alert_periods(page["alerts"], max(xs) if xs else None)
+    if periods:
+        layout["shapes"] = periods
+    return {"data": data, "layout": layout}
+
+
+def _alert_periods(alerts: list[dict[str, Any]], last: str | None) -> list[dict[str, Any]]:
+    """A shaded band over the time each alert covered, from its start to its resolution (or the newest
+    point while it fires): a resolved alert stays visible where it was."""
+    out = []
+    for a in alerts:
+        end = a.get("resolved_at") or last
+        if a.get("started_at") is None or end is None:
+            continue
+        out.append({
+            "type": "rect", "xref": "x", "yref": "paper", "x0": a["started_at"], "x1": end, "y0": 0, "y1": 1,
+            "fillcolor": "rgba(214,39,40,0.10)" if a["state"] == "firing" else "rgba(120,120,120,0.12)",
+            "line": {"width": 0}, "layer": "below",
+        })
+    return out
 
 
 def _alpha(colour: str, a: float) -> str:
@@ -137,6 +158,17 @@ def segments_figure(page: dict[str, Any]) -> dict[str, Any]:
                 "marker": {"color": COLOURS[i % len(COLOURS)]},
             }
         )
+    xs, ys, texts = [], [], []
+    for row in page["segments"]:
+        for bound in row.get("thresholds", []):  # "> 0.85": the rules that apply in the segment
+            xs.append(_t(row["segment"]))
+            ys.append(float(bound.split()[-1]))
+            texts.append(_t(f"rule {bound}"))
+    if xs:
+        data.append({
+            "type": "scatter", "mode": "markers", "name": "rule bound", "x": xs, "y": ys, "text": texts,
+            "hoverinfo": "text+x", "marker": {"symbol": "line-ew-open", "size": 44, "color": "#555", "line": {"width": 2}},
+        })
     return {"data": data, "layout": _layout(f"{page['measure']} per segment (latest snapshot)", barmode="group")}
 
 

@@ -119,12 +119,22 @@ class MonitorClient:
         dataset: str | None = None,
         query_segments: dict[str, str] | None = None,
         segments: dict[str, dict[str, float]] | None = None,
+        expected_queries: Any = None,
+        missing: str | None = None,
     ) -> dict[str, Any]:
         """Store a snapshot: ``results`` is a :class:`ranklens.Results`, the dict or file of
         ``ranklens eval --format json``, or one of its runs. Returns the snapshot with its rule checks and
-        ``created`` (false when this id was stored before)."""
+        ``created`` (false when this id was stored before).
+
+        ``expected_queries`` are the queries the results should cover: the qrels (a :class:`ranklens.Qrels`
+        or anything with ``query_ids``) or their ids. Those without a per-query value score 0 unless
+        ``missing="skip"`` (then the values are shown "on 35 of 50 queries"); the snapshot's coverage is
+        stored either way. Results of ``ranklens eval --format json`` carry ``skipped_queries`` already."""
         body: dict[str, Any] = {"id": id or f"py-{uuid.uuid4().hex}", "system": system, "results": _results_json(results)}
-        _optional(body, at=_time(at), tags=tags, run=run, dataset=dataset, query_segments=query_segments, segments=segments)
+        _optional(
+            body, at=_time(at), tags=tags, run=run, dataset=dataset, query_segments=query_segments, segments=segments,
+            expected_queries=_query_ids(expected_queries), missing=missing,
+        )
         out = self.request("POST", f"/api/v1/projects/{_q(project)}/snapshots", json_body=body)
         return {**out["snapshot"], "created": out["created"]}
 
@@ -293,6 +303,18 @@ def _time(at: dt.datetime | str | None) -> str | None:
     if at.tzinfo is None:
         at = at.replace(tzinfo=dt.timezone.utc)
     return at.isoformat()
+
+
+def _query_ids(expected: Any) -> list[str] | None:
+    """Query ids from a Qrels (its ``query_ids``: an Arrow array or a list) or an iterable of ids."""
+    if expected is None:
+        return None
+    ids = getattr(expected, "query_ids", expected)
+    if hasattr(ids, "to_pylist"):
+        ids = ids.to_pylist()
+    if isinstance(ids, (str, bytes)):
+        raise TypeError("expected_queries must be the qrels or a list of query ids, not one string")
+    return [str(q) for q in ids]
 
 
 def _results_json(results: Any) -> dict[str, Any]:

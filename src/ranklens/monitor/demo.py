@@ -4,7 +4,8 @@ Project ``demo-search``: two systems, ``bm25-v1`` (control) and ``neural-v2`` (t
 categories (segments: books, electronics, fashion, home), measures nDCG@10, AP and RR with per-query values,
 and three rules: ``nDCG@10 >= 0.55`` on the fashion segment, a 7-day drop rule and a significant-regression
 rule of neural-v2 against bm25-v1. Around day 70 neural-v2's fashion results dip below 0.55 for four days:
-the one threshold breach, which fires an alert and resolves when the dip ends. Everything is seeded through
+the one threshold breach, which fires an alert and resolves when the dip ends (the drop and significance
+rules, which have no segment, are checked in every segment too, and fire in fashion over the same days). Everything is seeded through
 the same ingest path as the API (rules checked on every snapshot); the random generator is seeded, so two
 seedings give the same values.
 """

@@ -156,6 +156,10 @@ class Snapshot(Base):
     num_queries: Mapped[int | None] = mapped_column(Integer, nullable=True)
     has_per_query: Mapped[bool] = mapped_column(Boolean, default=False)
     source: Mapped[str] = mapped_column(String(20), default="push")
+    #: JSON ``{segment: [answered, expected]}`` (``""``: all queries) when the expected query set is known
+    coverage: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: how unanswered expected queries count: ``zero`` (scored 0, the gate's rule) or ``skip`` (left out)
+    missing: Mapped[str | None] = mapped_column(String(10), nullable=True)
 
 
 class SnapshotValue(Base):
@@ -203,16 +207,18 @@ class Rule(Base):
 
 
 class RuleCheck(Base):
-    """The outcome of one rule on one snapshot: ``ok``, ``breach`` or ``skipped`` (not enough data)."""
+    """The outcome of one rule on one snapshot in one scope: ``ok``, ``breach`` or ``skipped`` (not enough data)."""
 
     __tablename__ = "rule_checks"
     __table_args__ = (
-        UniqueConstraint("snapshot_id", "rule_id"),
+        UniqueConstraint("snapshot_id", "rule_id", "segment"),
         Index("ix_rule_checks_rule_id", "rule_id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
     rule_id: Mapped[int] = mapped_column(ForeignKey("rules.id", ondelete="CASCADE"))
+    #: the scope checked: ``""`` all queries, else a segment (a rule without a segment checks both)
+    segment: Mapped[str] = mapped_column(String(200), default="")
     status: Mapped[str] = mapped_column(String(10))
     value: Mapped[float | None] = mapped_column(Float, nullable=True)
     detail: Mapped[str] = mapped_column(Text, default="")

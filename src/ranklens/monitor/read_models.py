@@ -121,10 +121,13 @@ class SegmentStatus(_Read):
 
 
 class OverviewCell(_Read):
+    """``on``: ``on 35 of 50 queries`` when the value leaves unanswered queries out (``missing: skip``)."""
+
     measure: str
     value: Number | None
     status: str | None
     segments: list[SegmentStatus]
+    on: str | None
 
 
 class OverviewSystem(_Read):
@@ -166,6 +169,7 @@ class SeriesPoint(_Read):
     ci_low: Number | None = None
     ci_high: Number | None = None
     n: int | None = None
+    on: str | None = None  # ``on 35 of 50 queries`` when the value leaves unanswered queries out
 
 
 class SeriesLine(_Read):
@@ -206,11 +210,24 @@ class SeriesPage(_Read):
 # /api/v1/projects/{project}/segments
 
 
+class Coverage(_Read):
+    """Answered / expected queries of one scope."""
+
+    answered: int
+    expected: int
+
+
 class SegmentRow(_Read):
-    """One segment (``(all)``: every query) and its latest value per system (system → value)."""
+    """One segment (``(all)``: every query) and its latest value per system (system → value), the bounds
+    that apply in it (``> 0.85``), each system's status under its rules (``ok``/``breach``), its coverage
+    per system, and ``on`` (system → ``on 35 of 50 queries``) where values leave unanswered queries out."""
 
     segment: str
     values: dict[str, Number]
+    thresholds: list[str]
+    status: dict[str, str]
+    coverage: dict[str, Coverage]
+    on: dict[str, str]
 
 
 class SegmentsPage(_Read):
@@ -226,14 +243,18 @@ class SegmentsPage(_Read):
 
 
 class AbComparison(_Read):
-    """candidate − baseline on their latest snapshots; ``n`` … ``losses`` only when both have per-query
-    values; ``a_*``/``b_*`` are the old names of ``candidate_*``/``baseline_*``."""
+    """candidate − baseline on their latest snapshots; ``design`` … ``losses`` only when both have per-query
+    values: ``design`` ``paired`` (the same queries: a paired test, wins/ties/losses) or ``unpaired`` (the
+    snapshots share fewer than half their queries — users split between the systems: Welch's test on each
+    one's values, ``n_candidate``/``n_baseline``, no wins/ties/losses); ``a_*``/``b_*`` are the old names of
+    ``candidate_*``/``baseline_*``."""
 
     candidate_snapshot: str | None
     baseline_snapshot: str | None
     candidate_value: Number | None
     baseline_value: Number | None
     difference: Number | None
+    design: str | None = None
     n: int | None = None
     mean_difference: Number | None = None
     ci_low: Number | None = None
@@ -244,6 +265,8 @@ class AbComparison(_Read):
     wins: int | None = None
     ties: int | None = None
     losses: int | None = None
+    n_candidate: int | None = None
+    n_baseline: int | None = None
     a_snapshot: str | None
     b_snapshot: str | None
     a_value: Number | None
@@ -300,15 +323,37 @@ class SnapshotsPage(_Read):
 
 
 class SegmentValues(_Read):
-    """One segment (``(all)``: every query) and its value per measure (measure → value)."""
+    """One segment (``(all)``: every query), its value per measure (measure → value) and its coverage."""
 
     segment: str
     values: dict[str, Number]
+    coverage: Coverage | None
+
+
+class SnapshotCoverage(_Read):
+    """Answered / expected queries of all queries, ``ratio``, and per segment."""
+
+    answered: int
+    expected: int
+    ratio: Number | None
+    segments: dict[str, dict[str, Number | None]]
+
+
+class SegmentChange(_Read):
+    """A scope's value in this snapshot and the compared one: ``change`` = value − other."""
+
+    segment: str
+    value: Number
+    other: Number
+    change: Number
+    coverage: Coverage | None
+    other_coverage: Coverage | None
 
 
 class RuleCheckRow(_Read):
     rule_id: int
     rule: str
+    segment: str | None
     status: str
     value: Number | None
     detail: str | None
@@ -351,10 +396,13 @@ class SnapshotPage(_Read):
     measures: list[str]
     measure: str
     values: list[SegmentValues]
+    coverage: SnapshotCoverage | None
+    missing: str | None
     rules: list[RuleCheckRow]
     worst_queries: list[WorstQuery]
     compare: ComparedSnapshot | None
     changes: list[QueryChange]
+    segment_changes: list[SegmentChange]
     previous: str | None
     choices: list[SnapshotChoice]
 

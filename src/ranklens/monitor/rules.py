@@ -19,6 +19,7 @@ sends from), so an alert and its notifications are committed together or not at 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import operator
@@ -30,7 +31,8 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from ranklens.comparison.pairing import pair_values, paired_summary, query_values
-from ranklens.gates import bound_holds, drop_within
+from ranklens.gates import bound_holds, drop_within, rule_scopes
+from ranklens.monitor.coverage import COVERAGE, on_text
 from ranklens.monitor.models import (
     Alert,
     Delivery,
@@ -52,8 +54,11 @@ __all__ = [
     "SnapshotData",
     "describe_rule",
     "edit_rule",
+    "ensure_coverage_rule",
     "evaluate_rules",
     "find_same_rule",
+    "monitor_scope_key",
+    "signed_change",
 ]
 
 _RULES_FOR = (
@@ -122,6 +127,10 @@ class SnapshotData:
     query_segments: list[str | None] | None
     digest: str
     dataset_id: int | None = None
+    #: ``{scope: (answered, expected)}`` (``""``: all queries) when the expected query set is known
+    coverage: dict[str, tuple[int, int]] | None = None
+    #: how unanswered expected queries count: ``zero`` or ``skip`` (None: expected set unknown)
+    missing: str | None = None
 
     def value(self, measure: str, segment: str) -> float | None:
         if segment == "":
@@ -138,11 +147,13 @@ class CheckOutcome:
     detail: str
     alert: dict[str, Any] | None = None
     deliveries: int = 0
+    segment: str | None = None  # the scope checked (None: all queries)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rule_id": self.rule_id,
             "rule": self.rule,
+            "segment": self.segment,
             "status": self.status,
             "value": self.value,
             "detail": self.detail,
@@ -150,9 +161,11 @@ class CheckOutcome:
         }
 
 
-def describe_rule(rule: Rule, systems: dict[int, str]) -> str:
-    """A one-line description: ``nDCG@10 >= 0.85 [segment books] (system bm25)``."""
-    seg = f" [segment {rule.segment}]" if rule.segment else ""
+def describe_rule(rule: Rule, systems: dict[int, str], scope: str = "") -> str:
+    """A one-line description: ``nDCG@10 >= 0.85 [segment books] (system bm25)``; ``scope`` names the
+    segment a rule without one is being checked in."""
+    seg = rule.segment or scope
+    seg_text = f" [segment {seg}]" if seg else ""
     who = f" (system {systems.get(rule.system_id, '?')})" if rule.system_id else ""
     if rule.kind == "threshold":
         text = f"{rule.measure} {rule.op} {rule.threshold:g}"
@@ -161,13 +174,31 @@ def describe_rule(rule: Rule, systems: dict[int, str]) -> str:
     else:
         ref = systems.get(rule.reference_system_id or -1, "?")
         text = f"{rule.measure} not significantly below {ref} ({rule.test} test, α = {rule.alpha:g})"
-    return text + seg + who
+    return text + seg_text + who
+
+
+def monitor_scope_key(rule: Rule) -> tuple[str, str]:
+    """A monitor rule's kind in the gate's terms (min, max, max_drop) and its measure: a segment's own
+    rule replaces a general rule with the same key there (:func:`ranklens.gates.rule_scopes`)."""
+    if rule.kind == "threshold":
+        return ("min" if rule.op in (">=", ">") else "max", rule.measure)
+    return ("max_drop", rule.measure)
+
+
+def _open_key(rule_id: int, system_id: int, scope: str) -> str:
+    """At most one open alert per rule × system × scope (all queries keep the key they always had)."""
+    if not scope:
+        return f"{rule_id}:{system_id}"
+    return f"{rule_id}:{system_id}:{hashlib.sha256(scope.encode()).hexdigest()[:24]}"
 
 
 def evaluate_rules(s: Session, project: Ref, system: Ref, snap: SnapRef, data: SnapshotData) -> list[CheckOutcome]:
-    """Check every enabled rule of ``project`` that applies to ``system`` and one of the snapshot's measures."""
+    """Check every enabled rule of ``project`` that applies to ``system`` and one of the snapshot's measures,
+    in every scope :func:`ranklens.gates.rule_scopes` gives it (a rule without a segment: all queries and
+    every segment of the snapshot, as ``ranklens gate --segments`` does)."""
     rules = s.scalars(_RULES_FOR, {"p": project.id, "s": system.id}).all()
-    rules = [r for r in rules if r.measure in data.aggregates or r.measure in data.measures]
+    segment_measures = {m for vals in data.segment_values.values() for m in vals}
+    rules = [r for r in rules if r.measure in data.aggregates or r.measure in data.measures or r.measure in segment_measures]
     if not rules:
         return []
     is_latest = not s.scalar(_NEWER, {"s": system.id, "id": snap.id, "at": snap.at})
@@ -175,66 +206,132 @@ def evaluate_rules(s: Session, project: Ref, system: Ref, snap: SnapRef, data: S
         systems = {sid: name for sid, name in s.execute(_SYSTEM_NAMES, {"p": project.id})}
     else:
         systems = {system.id: system.name}
-    open_alerts = {a.rule_id: a for a in s.scalars(_OPEN_ALERTS, {"s": system.id})} if is_latest else {}
+    open_alerts = {(a.rule_id, a.segment): a for a in s.scalars(_OPEN_ALERTS, {"s": system.id})}
+    segments = sorted(set(data.segment_values) | {k for k in data.coverage or {} if k})
     outcomes: list[CheckOutcome] = []
     checks: list[dict[str, Any]] = []
-    for rule in rules:
+    for rule, scope in rule_scopes(rules, segments, key=monitor_scope_key, segment_of=lambda r: r.segment or None):
+        seg = scope or ""
         if rule.kind == "significance" and rule.reference_system_id == system.id:
             continue  # the reference is not compared with itself
+        alert = open_alerts.get((rule.id, seg))
         if rule.kind == "threshold":
-            status, value, detail = _threshold(rule, data)
+            status, value, detail = _threshold(rule, data, seg)
         elif rule.kind == "window":
-            status, value, detail = _window(s, rule, system, snap, data)
+            status, value, detail = _window(s, rule, system, snap, data, seg, alert if is_latest else None)
         else:
-            status, value, detail = _significance(s, rule, snap, data)
+            status, value, detail = _significance(s, rule, snap, data, seg)
         if value is not None and not math.isfinite(value):
             value = None
         checks.append(
-            {"snapshot_id": snap.id, "rule_id": rule.id, "status": status, "value": value, "detail": detail}
+            {"snapshot_id": snap.id, "rule_id": rule.id, "segment": seg, "status": status, "value": value, "detail": detail}
         )
-        outcome = CheckOutcome(rule.id, describe_rule(rule, systems), status, value, detail)
+        outcome = CheckOutcome(rule.id, describe_rule(rule, systems, seg), status, value, detail, segment=seg or None)
         if is_latest and status in ("ok", "breach"):
-            _transition(s, project, rule, system, snap, outcome, open_alerts.get(rule.id))
+            _transition(s, project, rule, system, snap, outcome, alert, seg)
         outcomes.append(outcome)
     if checks:
         s.execute(_INSERT_CHECKS, checks)
     return outcomes
 
 
-def _threshold(rule: Rule, data: SnapshotData) -> tuple[str, float | None, str]:
-    where = f" in segment {rule.segment!r}" if rule.segment else ""
-    v = data.value(rule.measure, rule.segment)
+#: The rule each project gets once a snapshot carries its coverage: a fall in answered / expected queries,
+#: overall or in any segment, against the week before, fires by itself.
+COVERAGE_RULE = {"kind": "window", "measure": COVERAGE, "window_days": 7.0, "max_drop": 0.0, "min_points": 1}
+_COVERAGE_RULES = select(func.count()).select_from(Rule).where(
+    Rule.project_id == bindparam("p"), Rule.measure == COVERAGE
+)
+
+
+def ensure_coverage_rule(s: Session, project_id: int) -> bool:
+    """Add the default coverage rule (:data:`COVERAGE_RULE`) to a project that has no rule on
+    ``query_coverage`` yet (a disabled or edited one counts: it is never added twice); True when added."""
+    if s.scalar(_COVERAGE_RULES, {"p": project_id}):
+        return False
+    rule = Rule(project_id=project_id, name="", segment="", enabled=True, created_at=utcnow(), **COVERAGE_RULE)
+    s.add(rule)
+    s.flush()
+    rule.name = "default: " + describe_rule(rule, {})
+    return True
+
+
+def _where(seg: str) -> str:
+    return f" in segment {seg!r}" if seg else ""
+
+
+def _coverage_note(data: SnapshotData, seg: str) -> str:
+    """What a check says about unanswered queries: ``on 35 of 50 queries`` when they were left out
+    (``missing: skip``), ``15 of 50 queries unanswered, scored 0`` when they count as 0."""
+    a, e = (data.coverage or {}).get(seg, (0, 0))
+    if not e or a == e:
+        return ""
+    if data.missing == "skip":
+        return f" {on_text(a, e)}"
+    return f" ({e - a} of {e} expected queries unanswered, scored 0)"
+
+
+def _no_value(rule: Rule, data: SnapshotData, seg: str) -> tuple[str, float | None, str]:
+    """No value in scope: a breach when the scope expected queries and none was answered (a check over
+    nothing must not pass), else skipped (the snapshot does not have this measure here)."""
+    a, e = (data.coverage or {}).get(seg, (0, 0))
+    if e and not a and rule.measure != COVERAGE:
+        return "breach", None, f"no value of {rule.measure}{_where(seg)}: none of its {e} expected queries was answered"
+    return "skipped", None, f"no value of {rule.measure}{_where(seg)}"
+
+
+def _threshold(rule: Rule, data: SnapshotData, seg: str) -> tuple[str, float | None, str]:
+    v = data.value(rule.measure, seg)
     if v is None:
-        return "skipped", None, f"no value of {rule.measure}{where}"
+        return _no_value(rule, data, seg)
     if rule.op is None or rule.threshold is None:
         return "skipped", v, "the rule has no comparison"
     ok = bound_holds(rule.op, v, rule.threshold)  # the gate's comparison, so CI and alerts agree
-    return ("ok" if ok else "breach"), v, f"{rule.measure}{where} = {v:.4f}; rule {rule.op} {rule.threshold:g}"
+    note = "" if rule.measure == COVERAGE else _coverage_note(data, seg)
+    return ("ok" if ok else "breach"), v, f"{rule.measure}{_where(seg)} = {v:.4f}{note}; rule {rule.op} {rule.threshold:g}"
 
 
-def _window(s: Session, rule: Rule, system: Ref, snap: SnapRef, data: SnapshotData) -> tuple[str, float | None, str]:
-    where = f" in segment {rule.segment!r}" if rule.segment else ""
-    v = data.value(rule.measure, rule.segment)
+def _window(
+    s: Session, rule: Rule, system: Ref, snap: SnapRef, data: SnapshotData, seg: str, alert: Alert | None
+) -> tuple[str, float | None, str]:
+    """The value against the mean of the ``window_days`` before it. While an alert of this rule fires, the
+    reference stays the window before the alert started (the days under test never become their own
+    baseline), so the alert resolves only when the value is back."""
+    v = data.value(rule.measure, seg)
     if v is None:
-        return "skipped", None, f"no value of {rule.measure}{where}"
+        return _no_value(rule, data, seg)
     days = float(rule.window_days or 7.0)
-    start = snap.at - dt.timedelta(days=days)
+    end = alert.started_at if alert is not None and alert.started_at < snap.at else snap.at
     mean, n = s.execute(
-        _WINDOW, {"s": system.id, "start": start, "at": snap.at, "m": rule.measure, "seg": rule.segment}
+        _WINDOW, {"s": system.id, "start": end - dt.timedelta(days=days), "at": end, "m": rule.measure, "seg": seg}
     ).one()
     need = rule.min_points or 1
     if not n or n < need:
-        return "skipped", v, f"{n} earlier snapshot(s) in the last {days:g} days; the rule needs {need}"
+        return "skipped", v, f"{n} earlier snapshot(s) in the {days:g} days before; the rule needs {need}"
     mean = float(mean)
-    floor = mean - float(rule.max_drop or 0.0)
-    status = "ok" if drop_within(mean - v, float(rule.max_drop or 0.0)) else "breach"
+    limit = float(rule.max_drop or 0.0)
+    status = "ok" if drop_within(mean - v, limit) else "breach"
+    frozen = f", before the alert started {_iso(end)}" if end != snap.at else ""
+    note = "" if rule.measure == COVERAGE else _coverage_note(data, seg)
     return status, v, (
-        f"{rule.measure}{where} = {v:.4f}; {days:g}-day mean {mean:.4f} over {n} snapshot(s), "
-        f"floor {floor:.4f} (drop {mean - v:+.4f})"
+        f"{rule.measure}{_where(seg)} = {v:.4f}{note}; reference: {days:g}-day mean {mean:.4f} over {n} snapshot(s)"
+        f"{frozen}; {signed_change(v, mean)}; allowed fall {limit:g}"
     )
 
 
-def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData) -> tuple[str, float | None, str]:
+def signed_change(value: float, reference: float) -> str:
+    """``change −0.0168 (fell)``: value − reference, signed, with the word.
+
+    >>> signed_change(0.8611, 0.8779), signed_change(0.9, 0.8), signed_change(0.5, 0.5)
+    ('change −0.0168 (fell)', 'change +0.1000 (rose)', 'change +0.0000 (unchanged)')
+    """
+    d = value - reference
+    text = f"{abs(d):.4f}"
+    if float(text) == 0:  # a rounding residue is no change (it must not read "−0.0000 (fell)")
+        return "change +0.0000 (unchanged)"
+    return f"change {'−' if d < 0 else '+'}{text} ({'fell' if d < 0 else 'rose'})"
+
+
+def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData, seg: str) -> tuple[str, float | None, str]:
     if data.queries is None or data.per_query is None or rule.measure not in data.per_query:
         return "skipped", None, "the snapshot has no per-query values of " + rule.measure
     ref = s.execute(
@@ -250,25 +347,26 @@ def _significance(s: Session, rule: Rule, snap: SnapRef, data: SnapshotData) -> 
     ref_vals = ref_doc["values"].get(rule.measure)
     if ref_vals is None:
         return "skipped", None, f"the reference snapshot {ref.client_id} has no per-query {rule.measure}"
-    segment = rule.segment or None
+    segment = seg or None
     mine = query_values(data.queries, data.per_query[rule.measure], data.query_segments, segment)
     pairing = pair_values(mine, query_values(ref_doc["queries"], ref_vals))
     need = rule.min_queries or 2
     if pairing.n < need:
-        return "skipped", None, f"{pairing.n} common queries with the reference; the rule needs {need}"
+        return "skipped", None, f"{pairing.n} common queries with the reference{_where(seg)}; the rule needs {need}"
     r = paired_summary(pairing.a, pairing.b, rule.test or "t")
     breach = r.mean_diff < 0 and not math.isnan(r.p_value) and r.p_value < float(rule.alpha or 0.05)
+    word = "fell" if r.mean_diff < 0 else "rose" if r.mean_diff > 0 else "unchanged"
     detail = (
-        f"mean difference vs reference snapshot {ref.client_id}: {r.mean_diff:+.4f} "
-        f"(95% CI {r.ci_low:+.4f} to {r.ci_high:+.4f}), {r.test} p = {r.p_value:.4g}, n = {r.n}"
+        f"{rule.measure}{_where(seg)} vs reference snapshot {ref.client_id}: mean change {r.mean_diff:+.4f} ({word}; "
+        f"95% CI {r.ci_low:+.4f} to {r.ci_high:+.4f}), {r.test} p = {r.p_value:.4g}, n = {r.n}"
     )
     return ("breach" if breach else "ok"), r.mean_diff, detail
 
 
 def _transition(
-    s: Session, project: Ref, rule: Rule, system: Ref, snap: SnapRef, out: CheckOutcome, alert: Alert | None
+    s: Session, project: Ref, rule: Rule, system: Ref, snap: SnapRef, out: CheckOutcome, alert: Alert | None, seg: str
 ) -> None:
-    key = f"{rule.id}:{system.id}"
+    key = _open_key(rule.id, system.id, seg)
     now = utcnow()
     if out.status == "breach":
         if alert is not None:
@@ -282,7 +380,7 @@ def _transition(
             project_id=project.id,
             rule_id=rule.id,
             system_id=system.id,
-            segment=rule.segment,
+            segment=seg,
             state="firing",
             open_key=key,
             started_at=snap.at,
@@ -304,6 +402,7 @@ def _transition(
         alert.resolved_snapshot_id = snap.id
         alert.last_snapshot_id = snap.id
         alert.value = out.value
+        alert.message = out.detail  # the event carries its own value and message
         alert.updated_at = now
         s.flush()
         out.alert = {"id": alert.id, "state": "resolved", "change": "resolved"}
@@ -324,7 +423,7 @@ def alert_payload(
             "rule": rule_text,
             "kind": rule.kind,
             "measure": rule.measure,
-            "segment": rule.segment or None,
+            "segment": alert.segment or None,
             "system": system.name,
             "value": alert.value,
             "message": alert.message,

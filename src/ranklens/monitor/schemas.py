@@ -99,8 +99,11 @@ def check_project_name(value: str) -> str:
 @lru_cache(maxsize=4096)
 def canonical_measure(name: str) -> str:
     """The canonical name of one measure (``ndcg_cut.10`` → ``nDCG@10``); :class:`MeasureError` if unknown."""
+    from ranklens.gates.model import COVERAGE
     from ranklens.measures import parse_many
 
+    if name == COVERAGE:  # the monitor's series of answered / expected queries
+        return name
     if not isinstance(name, str) or not name.strip() or len(name) > LIMITS["name"]:
         raise MeasureError(f"'{name}' is not a measure name; examples: nDCG@10, P(rel=2)@5, AP")
     found = parse_many([name])
@@ -159,6 +162,12 @@ class RunResults(BaseModel):
     per_query: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[MeasureName, Finite | None]] | None = (
         Field(default=None, max_length=LIMITS["queries"])
     )
+    #: the qrels queries the evaluation had (``ranklens eval --format json`` writes both)
+    expected_queries: int | None = Field(default=None, ge=0)
+    #: the qrels queries the run did not answer, left out of ``per_query`` (``--missing skip``, the default)
+    skipped_queries: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=LIMITS["queries"]
+    )
 
 
 class EvalDocument(BaseModel):
@@ -177,6 +186,12 @@ class SnapshotIn(_Strict):
     pick the run with ``run`` when there are several) or as plain ``values`` ``{measure: value}``.
     ``query_segments`` maps query ids to segments (categories); the server then stores the mean of
     every segment. ``segments`` gives segment values directly.
+
+    ``expected_queries`` lists the queries the snapshot was expected to answer (the qrels' queries; a run
+    of ``ranklens eval --format json`` says it with ``skipped_queries``). Expected queries without a
+    per-query value score 0 unless ``missing`` is ``"skip"`` (then the values are over the answered
+    queries, shown "on 35 of 50 queries"); either way the snapshot stores its coverage, answered / expected,
+    as the series ``query_coverage``.
     """
 
     id: ClientId | None = None
@@ -191,6 +206,10 @@ class SnapshotIn(_Strict):
     values: dict[MeasureName, Finite] | None = Field(default=None, max_length=LIMITS["measures"])
     query_segments: dict[str, Name] | None = Field(default=None, max_length=LIMITS["queries"])
     segments: dict[Name, dict[MeasureName, Finite]] | None = Field(default=None, max_length=LIMITS["segments"])
+    expected_queries: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=LIMITS["queries"]
+    )
+    missing: Literal["zero", "skip"] | None = None
 
     @field_validator("at")
     @classmethod
@@ -244,6 +263,8 @@ class RunIn(_Strict):
         default_factory=dict, max_length=LIMITS["tags"]
     )
     query_segments: dict[str, Name] | None = Field(default=None, max_length=LIMITS["queries"])
+    #: qrels queries the run does not answer: scored 0 (default) or left out (shown "on 35 of 50 queries")
+    missing: Literal["zero", "skip"] | None = None
 
     @field_validator("at")
     @classmethod

@@ -23,6 +23,14 @@ from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from ranklens.errors import InputError
+from ranklens.monitor.coverage import (
+    COVERAGE,
+    coverage_counts,
+    coverage_json,
+    fill_unanswered,
+    recompute_aggregates,
+    stored_coverage,
+)
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import Conflict, NotFound
 from ranklens.monitor.models import (
@@ -42,6 +50,7 @@ from ranklens.monitor.rules import (
     SnapRef,
     SnapshotData,
     describe_rule,
+    ensure_coverage_rule,
     evaluate_rules,
     find_same_rule,
     rule_fields,
@@ -97,10 +106,12 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
     segment means from per-query values, and fingerprint the content for idempotency checks."""
     if (body.results is None) == (body.values is None):
         raise InputError("give the values either as 'results' (ranklens eval --format json) or as 'values'")
+    _refuse_given_coverage(body)
     aggregates: dict[str, float] = {}
     queries: list[str] | None = None
     per_query: dict[str, list[float | None]] | None = None
     num_queries: int | None = None
+    run: RunResults | None = None
     if body.results is not None:
         run = _pick_run(body.results, body.run)
         aggregates = {m: v for m, v in run.aggregate.items() if v is not None}
@@ -118,7 +129,19 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
     else:
         assert body.values is not None
         aggregates = dict(body.values)
-    measures = list(aggregates)
+    missing = body.missing or "zero"
+    coverage: dict[str, tuple[int, int]] | None = None
+    expected = _expected(body, run, queries)
+    if expected is not None:
+        answered = list(queries or [])
+        filled = fill_unanswered(answered, per_query or {}, expected, missing)
+        if filled.unanswered and missing == "zero":
+            aggregates = recompute_aggregates(aggregates, filled.per_query)
+            queries, per_query, num_queries = filled.queries, filled.per_query, len(filled.queries)
+        coverage = coverage_counts(answered, expected, body.query_segments)
+    elif run is not None and run.skipped_queries and not run.per_query:
+        coverage = _aggregate_only_coverage(run, missing)
+    measures = [m for m in aggregates if m != COVERAGE]
     if per_query:
         measures += [m for m in per_query if m not in aggregates]
     if not measures:
@@ -144,11 +167,16 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
         _check_segment_count({}, body.segments)
     for seg, given in (body.segments or {}).items():
         segment_values.setdefault(seg, {}).update(given)
+    for seg, (a, e) in (coverage or {}).items():
+        if e:  # the coverage series: answered / expected
+            (segment_values.setdefault(seg, {}) if seg else aggregates)[COVERAGE] = a / e
+    if COVERAGE in aggregates and COVERAGE not in measures:
+        measures.append(COVERAGE)
     at = body.at or now or utcnow()
     tags = _tags(body.tags)
     if body.dataset is not None:
         tags.setdefault("dataset", body.dataset)
-    content = {
+    content: dict[str, Any] = {
         "system": body.system,
         "at": iso(body.at),  # a default time ("now") is not content: a retry without 'at' is the same snapshot
         "tags": tags,
@@ -158,6 +186,9 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
         "per_query": per_query,
         "query_segments": query_segments,
     }
+    if coverage is not None:  # (absent otherwise: the digest of a snapshot without coverage is unchanged)
+        content["coverage"] = {k: list(v) for k, v in coverage.items()}
+        content["missing"] = missing
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return SnapshotData(
         client_id=body.id or f"auto-{uuid.uuid4().hex}",
@@ -172,7 +203,52 @@ def normalise_snapshot(body: SnapshotIn, *, now: dt.datetime | None = None) -> S
         per_query=per_query,
         query_segments=query_segments,
         digest=digest,
+        coverage=coverage,
+        missing=missing if coverage is not None else None,
     )
+
+
+def _refuse_given_coverage(body: SnapshotIn) -> None:
+    """``query_coverage`` is computed here from the expected queries, never taken from the request."""
+    given = [*(body.values or {}), *(k for v in (body.segments or {}).values() for k in v)]
+    if body.results is not None:
+        runs = body.results.runs if isinstance(body.results, EvalDocument) else [body.results]
+        given += [k for r in runs for k in r.aggregate]
+    if COVERAGE in given:
+        raise InputError(
+            f"{COVERAGE} is computed by the monitor (answered / expected queries); send expected_queries "
+            "(or an eval run's skipped_queries) instead of a value"
+        )
+
+
+def _expected(body: SnapshotIn, run: RunResults | None, queries: list[str] | None) -> list[str] | None:
+    """The queries the snapshot was expected to answer: ``expected_queries``, else the answered and the
+    ``skipped_queries`` of an eval run with per-query values; None when unknown."""
+    if body.expected_queries is not None:
+        if queries is None:
+            raise InputError(
+                "expected_queries needs per-query values (ranklens eval --per-query --format json): "
+                "without them the monitor cannot tell which queries were answered"
+            )
+        return list(dict.fromkeys(body.expected_queries))
+    if run is not None and run.skipped_queries is not None and queries is not None:
+        return sorted(set(queries) | set(run.skipped_queries))
+    return None
+
+
+def _aggregate_only_coverage(run: RunResults, missing: str) -> dict[str, tuple[int, int]]:
+    """The coverage of an eval run without per-query values that skipped queries: the values are over
+    the answered queries only, so they can be stored only as such (``missing: "skip"``)."""
+    skipped = len(run.skipped_queries or [])
+    answered = run.num_queries if run.num_queries is not None else 0
+    expected = run.expected_queries if run.expected_queries is not None else answered + skipped
+    if missing == "zero":
+        raise InputError(
+            f"the run did not answer {skipped} of its {expected} qrels queries, which score 0 unless the push "
+            "says missing='skip' (ranklens push --missing skip); to score them 0 the monitor needs per-query "
+            "values: ranklens eval … --per-query --format json"
+        )
+    return {"": (answered, expected)}
 
 
 def _check_segment_count(groups: dict[str, list[int]], given: dict[str, Any] | None) -> None:
@@ -287,6 +363,8 @@ class Monitor:
             "num_queries": data.num_queries,
             "has_per_query": data.per_query is not None,
             "source": source,
+            "coverage": None if data.coverage is None else json.dumps({k: list(v) for k, v in data.coverage.items()}, ensure_ascii=False),
+            "missing": data.missing,
         }
         snap_id = s.execute(_INSERT_SNAPSHOT, row).scalar_one()
         snap = SnapRef(snap_id, data.client_id, data.at)
@@ -298,6 +376,9 @@ class Monitor:
         if data.per_query is not None:
             doc = {"queries": data.queries, "segments": data.query_segments, "values": data.per_query}
             s.execute(_INSERT_QUERIES, {"snapshot_id": snap_id, "data": json.dumps(doc, ensure_ascii=False)})
+        if data.coverage is not None and ("cov", project.name) not in self._ids:
+            ensure_coverage_rule(s, project.id)
+            self._ids[("cov", project.name)] = 1
         outcomes = evaluate_rules(s, project, system, snap, data)
         response = {
             "id": data.client_id,
@@ -312,6 +393,7 @@ class Monitor:
             "num_queries": data.num_queries,
             "has_per_query": data.per_query is not None,
             "source": source,
+            **coverage_json(data.coverage, data.missing),
             "rules": [o.to_dict() for o in outcomes],
             "deliveries_queued": sum(o.deliveries for o in outcomes),
         }
@@ -357,7 +439,8 @@ class Monitor:
         ).all()
         names = {system.id: system.name}
         response["rules"] = [
-            {"rule_id": r.id, "rule": describe_rule(r, names), "status": c.status, "value": c.value, "detail": c.detail, "alert": None}
+            {"rule_id": r.id, "rule": describe_rule(r, names, c.segment), "segment": c.segment or None, "status": c.status,
+             "value": c.value, "detail": c.detail, "alert": None}
             for c, r in checks
         ]
         response["deliveries_queued"] = 0
@@ -428,6 +511,8 @@ class Monitor:
                     self._evaluators.popitem(last=False)
         results = Evaluator(body.measures, cached)(body.run, name=body.system, warn=False)  # notes go in the snapshot
         run_json = results.to_json_dict()
+        answered = set(results.query_ids)  # the qrels queries the run did not answer count (as 0 by default)
+        run_json["skipped_queries"] = [q for q in cached.query_ids.to_pylist() if q not in answered]
         tags = _tags(body.tags)
         tags.setdefault("dataset", f"{dataset_name}@{dataset_version}")
         snapshot = SnapshotIn(
@@ -437,6 +522,7 @@ class Monitor:
             tags=tags,
             results=RunResults.model_validate(run_json),
             query_segments=body.query_segments,
+            missing=body.missing,
         )
         data = normalise_snapshot(snapshot)
         data.dataset_id = dataset_id
@@ -553,6 +639,7 @@ def _snapshot_json(
         "num_queries": snap.num_queries,
         "has_per_query": snap.has_per_query,
         "source": snap.source,
+        **coverage_json(stored_coverage(snap.coverage), snap.missing),
     }
 
 

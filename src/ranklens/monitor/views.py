@@ -17,7 +17,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from ranklens import stats
-from ranklens.comparison.pairing import pair_values, paired_summary, query_values
+from ranklens.comparison.pairing import looks_between_subjects, pair_values, paired_summary, query_values
 from ranklens.monitor.errors import MonitorError, NotFound
 from ranklens.monitor.models import (
     Alert,
@@ -33,7 +33,8 @@ from ranklens.monitor.models import (
     System,
     Webhook,
 )
-from ranklens.monitor.rules import describe_rule
+from ranklens.monitor.coverage import COVERAGE, coverage_json, on_text, stored_coverage
+from ranklens.monitor.rules import describe_rule, monitor_scope_key
 from ranklens.monitor.service import iso, rule_json
 
 __all__ = [
@@ -190,14 +191,14 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
                 values[sid][m] = v
     measures = sorted({m for vals in values.values() for m in vals})
     rules = s.scalars(select(Rule).where(Rule.project_id == p.id).order_by(Rule.id)).all()
-    checks: dict[tuple[int, int], RuleCheck] = {}
+    checks: dict[tuple[int, int], list[RuleCheck]] = defaultdict(list)  # (rule, system) → its checks per scope
     if latest:
         for c, sid in s.execute(
             select(RuleCheck, Snapshot.system_id)
             .join(Snapshot, Snapshot.id == RuleCheck.snapshot_id)
             .where(RuleCheck.snapshot_id.in_([x.id for x in latest.values()]))
         ):
-            checks[(c.rule_id, sid)] = c
+            checks[(c.rule_id, sid)].append(c)
     firing = alerts_view(s, name, state="firing")["alerts"]
     rows = []
     measures = _headline_first(measures, p.headline_measure)
@@ -210,20 +211,23 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
             status = None
             seg_status: dict[str, str] = {}
             for r in rules:
-                check = checks.get((r.id, sid))
-                if not (r.enabled and r.measure == m and check is not None and check.status != "skipped"):
+                if not (r.enabled and r.measure == m):
                     continue
-                if r.segment:
-                    old = seg_status.get(r.segment)
-                    seg_status[r.segment] = "breach" if check.status == "breach" or old == "breach" else "ok"
-                else:
-                    status = "breach" if check.status == "breach" or status == "breach" else "ok"
+                for check in checks.get((r.id, sid), []):
+                    if check.status == "skipped":
+                        continue
+                    if check.segment:
+                        old = seg_status.get(check.segment)
+                        seg_status[check.segment] = "breach" if check.status == "breach" or old == "breach" else "ok"
+                    else:
+                        status = "breach" if check.status == "breach" or status == "breach" else "ok"
             cells.append(
                 {
                     "measure": m,
                     "value": values[sid].get(m),
                     "status": status,
                     "segments": [{"segment": k, "status": v} for k, v in sorted(seg_status.items())],
+                    "on": _on(snap, "") if m != COVERAGE else None,
                 }
             )
         rows.append(
@@ -239,7 +243,7 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
     for r in rules:
         d = rule_json(r, systems)
         d["status"] = {
-            systems[sid]: c.status for (rid, sid), c in checks.items() if rid == r.id and sid in systems
+            systems[sid]: _worst(c.status for c in cs) for (rid, sid), cs in checks.items() if rid == r.id and sid in systems
         }
         rule_rows.append(d)
     n_snaps = s.scalar(select(func.count()).select_from(Snapshot).where(Snapshot.project_id == p.id)) or 0
@@ -254,6 +258,20 @@ def overview_view(s: Session, name: str) -> dict[str, Any]:
         "firing_alerts": firing,
         "snapshots": n_snaps,
     }
+
+
+def _on(snap: Snapshot | None, segment: str) -> str | None:
+    """``on 35 of 50 queries`` when the snapshot's values leave unanswered queries out (``missing: skip``)."""
+    if snap is None or snap.missing != "skip":
+        return None
+    a, e = (stored_coverage(snap.coverage) or {}).get(segment, (0, 0))
+    return on_text(a, e) if e and a < e else None
+
+
+def _worst(statuses: Any) -> str:
+    """One status for a rule checked in several scopes: breach over ok over skipped."""
+    found = set(statuses)
+    return next((st for st in ("breach", "ok", "skipped") if st in found), "skipped")
 
 
 def _filters(s: Session, p: Project) -> dict[str, list[str]]:
@@ -299,14 +317,21 @@ def series_view(
     series = []
     for sid, sname in chosen.items():
         q = (
-            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query)
+            select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query,
+                   Snapshot.missing, Snapshot.coverage)
             .join(SnapshotValue, SnapshotValue.snapshot_id == Snapshot.id)
             .where(Snapshot.system_id == sid, SnapshotValue.measure == measure, SnapshotValue.segment == segment)
         )
         if since is not None:
             q = q.where(Snapshot.at >= since)
         rows = s.execute(q.order_by(Snapshot.at.desc(), Snapshot.id.desc()).limit(limit)).all()[::-1]
-        points = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, _, _ in rows]
+        points: list[dict[str, Any]] = [{"at": iso(at), "value": v, "snapshot": cid} for at, v, cid, *_ in rows]
+        if measure != COVERAGE:
+            for point, row in zip(points, rows):
+                if row.missing == "skip":  # values over the answered queries: say on how many
+                    answered, expected = (stored_coverage(row.coverage) or {}).get(segment, (0, 0))
+                    if expected and answered < expected:
+                        point["on"] = on_text(answered, expected)
         if band:
             # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
             # stored per-query values (cached per snapshot: snapshots do not change)
@@ -318,8 +343,12 @@ def series_view(
         series.append({"system": sname, "points": points})
     thresholds = []
     for r in s.scalars(
-        select(Rule).where(Rule.project_id == p.id, Rule.kind == "threshold", Rule.measure == measure, Rule.segment == segment)
+        select(Rule).where(
+            Rule.project_id == p.id, Rule.kind == "threshold", Rule.measure == measure, Rule.segment.in_({segment, ""})
+        )
     ):
+        if segment and not r.segment and _replaced_in(s, p, r, segment):
+            continue  # the segment's own rule of this kind replaces the general one there
         if r.system_id is None or r.system_id in chosen:
             thresholds.append(
                 {"rule_id": r.id, "value": r.threshold, "op": r.op, "system": names.get(r.system_id) if r.system_id else None, "enabled": r.enabled}
@@ -342,7 +371,7 @@ def series_view(
                     "started_at": iso(a.started_at),
                     "resolved_at": iso(a.resolved_at),
                     "value": first_value,
-                    "rule": describe_rule(r, names),
+                    "rule": describe_rule(r, names, a.segment),
                 }
             )
     return {
@@ -379,7 +408,9 @@ def _mean_interval(s: Session, snapshot_id: int, measure: str, segment: str) -> 
 
 
 def segments_view(s: Session, name: str, *, measure: str | None = None) -> dict[str, Any]:
-    """``/projects/{p}/segments``: the latest value of every segment per system."""
+    """``/projects/{p}/segments``: the latest value of every segment per system, with the thresholds that
+    apply in each segment (a rule without a segment applies in every one, :func:`ranklens.gates.rule_scopes`),
+    each value's status under them, and each segment's coverage (answered / expected queries)."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
@@ -387,21 +418,68 @@ def segments_view(s: Session, name: str, *, measure: str | None = None) -> dict[
         measure = headline_measure(filt["measures"], p.headline_measure)
     latest = _latest_snapshots(s, p)
     table: dict[str, dict[str, float]] = defaultdict(dict)
+    status: dict[str, dict[str, str]] = defaultdict(dict)
+    coverage: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
+    on: dict[str, dict[str, str]] = defaultdict(dict)
     if latest:
+        ids = [x.id for x in latest.values()]
         for sid, seg, v in s.execute(
             select(Snapshot.system_id, SnapshotValue.segment, SnapshotValue.value)
             .join(Snapshot, Snapshot.id == SnapshotValue.snapshot_id)
-            .where(SnapshotValue.snapshot_id.in_([x.id for x in latest.values()]), SnapshotValue.measure == measure)
+            .where(SnapshotValue.snapshot_id.in_(ids), SnapshotValue.measure == measure)
         ):
             table[seg or "(all)"][names[sid]] = v
-    segs = sorted(table, key=lambda k: (k != "(all)", k))
+        for c, sid in s.execute(
+            select(RuleCheck, Snapshot.system_id)
+            .join(Snapshot, Snapshot.id == RuleCheck.snapshot_id)
+            .join(Rule, Rule.id == RuleCheck.rule_id)
+            .where(RuleCheck.snapshot_id.in_(ids), Rule.measure == measure, Rule.enabled.is_(True))
+        ):
+            if c.status in ("ok", "breach"):
+                key = c.segment or "(all)"
+                old = status[key].get(names[sid])
+                status[key][names[sid]] = "breach" if "breach" in (c.status, old) else "ok"
+        for snap in latest.values():
+            for seg, (a, e) in (stored_coverage(snap.coverage) or {}).items():
+                key = seg or "(all)"
+                coverage[key][names[snap.system_id]] = {"answered": a, "expected": e}
+                if snap.missing == "skip" and a < e and measure != COVERAGE:
+                    on[key][names[snap.system_id]] = on_text(a, e)
+    segs = sorted(set(table) | set(coverage), key=lambda k: (k != "(all)", k))
+    bounds = _segment_thresholds(s, p, measure, [g for g in segs if g != "(all)"])
     return {
         "project": p.name,
         "measure": measure,
         "systems": sorted(names.values()),
-        "segments": [{"segment": seg, "values": table[seg]} for seg in segs],
+        "segments": [
+            {"segment": seg, "values": table[seg], "thresholds": bounds.get(seg, []), "status": status[seg],
+             "coverage": coverage[seg], "on": on[seg]}
+            for seg in segs
+        ],
         "filters": filt,
     }
+
+
+def _segment_thresholds(s: Session, p: Project, measure: str, segments: list[str]) -> dict[str, list[str]]:
+    """The bounds (``> 0.85``) of the enabled threshold rules on ``measure`` that apply in each scope
+    (``(all)`` and every segment), expanded as the checks are (:func:`ranklens.gates.rule_scopes`)."""
+    from ranklens.gates import rule_scopes
+    rules = s.scalars(
+        select(Rule).where(Rule.project_id == p.id, Rule.enabled.is_(True), Rule.measure == measure).order_by(Rule.id)
+    ).all()
+    out: dict[str, list[str]] = defaultdict(list)
+    for r, scope in rule_scopes(rules, segments, key=monitor_scope_key, segment_of=lambda r: r.segment or None):
+        if r.kind == "threshold" and r.threshold is not None:
+            text = f"{r.op} {r.threshold:g}"
+            if text not in out[scope or "(all)"]:
+                out[scope or "(all)"].append(text)
+    return out
+
+
+def _replaced_in(s: Session, p: Project, rule: Rule, segment: str) -> bool:
+    """Whether ``segment`` has its own rule that replaces the general ``rule`` there."""
+    own = s.scalars(select(Rule).where(Rule.project_id == p.id, Rule.segment == segment, Rule.measure == rule.measure))
+    return any(monitor_scope_key(o) == monitor_scope_key(rule) for o in own)
 
 
 def _load_queries(s: Session, snapshot_id: int) -> dict[str, Any] | None:
@@ -453,12 +531,16 @@ def ab_view(
     all_names = sorted(names.values())
     baseline = baseline or b
     candidate = candidate or a
+    if baseline is None or candidate is None:
+        # by default the longest-running system (production) is the baseline and the newest one the
+        # candidate — never production painted as the candidate because of its name's place in the alphabet
+        all_names = _by_first_snapshot(s, p, names) or all_names
     if baseline is None:
         rest = [n for n in all_names if n != candidate]
         baseline = rest[0] if rest else (all_names[0] if all_names else None)
     if candidate is None:
         rest = [n for n in all_names if n != baseline]
-        candidate = rest[0] if rest else baseline
+        candidate = rest[-1] if rest else baseline
     if measure is None:
         measure = headline_measure(filt["measures"], p.headline_measure)
     out: dict[str, Any] = {
@@ -510,6 +592,14 @@ def ab_view(
     return out
 
 
+def _by_first_snapshot(s: Session, p: Project, names: dict[int, str]) -> list[str]:
+    """The project's systems with snapshots, oldest first snapshot first (then by name)."""
+    firsts = s.execute(
+        select(Snapshot.system_id, func.min(Snapshot.at)).where(Snapshot.project_id == p.id).group_by(Snapshot.system_id)
+    ).all()
+    return [names[sid] for sid, _ in sorted(firsts, key=lambda r: (r[1], names[r[0]])) if sid in names]
+
+
 def _paired(
     s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -519,6 +609,8 @@ def _paired(
     mc = _query_map(dc, measure, segment)
     mb = _query_map(db_, measure, segment)
     pairing = pair_values(dict(sorted(mc.items())), mb)
+    if looks_between_subjects(pairing.n, pairing.n + len(pairing.only_a) + len(pairing.only_b)):
+        return _unpaired(mc, mb), []  # users split between the systems: nothing to pair (issue 25)
     if not pairing.n:
         return {}, []
     sampled = None
@@ -531,6 +623,7 @@ def _paired(
         r = paired_summary(pairing.a, pairing.b, test)
         p_value = r.p_value
     part = {
+        "design": "paired",
         "n": r.n,
         "mean_difference": r.mean_diff,
         "ci_low": _num(r.ci_low),
@@ -547,6 +640,32 @@ def _paired(
         {"query": q, "candidate": mc[q], "baseline": mb[q], "a": mc[q], "b": mb[q], "difference": mc[q] - mb[q]} for q in order
     ]
     return part, rows
+
+
+def _unpaired(candidate: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:
+    """The between-subjects comparison of two snapshots that share few queries (users split between the
+    systems): Welch's test on each one's values, by :func:`ranklens.online.groups.compare_groups`."""
+    from ranklens.online.groups import compare_groups
+
+    xc, xb = list(candidate.values()), list(baseline.values())
+    if len(xc) < 2 or len(xb) < 2:
+        return {}
+    r = compare_groups(xb, xc, bootstrap=False)
+    return {
+        "design": "unpaired",
+        "n": len(xc) + len(xb),
+        "mean_difference": r["difference"],
+        "ci_low": _num(r["ci"][0]),
+        "ci_high": _num(r["ci"][1]),
+        "p_value": _num(r["p"]["welch"]),
+        "test": "welch",
+        "test_sample": None,
+        "wins": None,
+        "ties": None,
+        "losses": None,
+        "n_candidate": len(xc),
+        "n_baseline": len(xb),
+    }
 
 
 def _num(x: float) -> float | None:
@@ -600,15 +719,14 @@ def snapshot_view(
     snap = _snapshot(s, p, client_id)
     measures: list[str] = _headline_first(json.loads(snap.measures), p.headline_measure)
     measure = measure or headline_measure(measures, p.headline_measure)
-    values: dict[str, dict[str, float]] = defaultdict(dict)
-    for m, seg, v in s.execute(
-        select(SnapshotValue.measure, SnapshotValue.segment, SnapshotValue.value).where(SnapshotValue.snapshot_id == snap.id)
-    ):
-        values[seg or "(all)"][m] = v
+    values = _values_by_segment(s, snap.id)
+    cov = stored_coverage(snap.coverage)
     checks = [
-        {"rule_id": r.id, "rule": describe_rule(r, names), "status": c.status, "value": c.value, "detail": c.detail}
+        {"rule_id": r.id, "rule": describe_rule(r, names, c.segment), "segment": c.segment or None, "status": c.status,
+         "value": c.value, "detail": c.detail}
         for c, r in s.execute(
-            select(RuleCheck, Rule).join(Rule, Rule.id == RuleCheck.rule_id).where(RuleCheck.snapshot_id == snap.id).order_by(Rule.id)
+            select(RuleCheck, Rule).join(Rule, Rule.id == RuleCheck.rule_id).where(RuleCheck.snapshot_id == snap.id)
+            .order_by(Rule.id, RuleCheck.segment)
         )
     ]
     out: dict[str, Any] = {
@@ -621,11 +739,16 @@ def snapshot_view(
         "num_queries": snap.num_queries,
         "measures": measures,
         "measure": measure,
-        "values": [{"segment": seg, "values": values[seg]} for seg in sorted(values, key=lambda k: (k != "(all)", k))],
+        "values": [
+            {"segment": seg, "values": values[seg], "coverage": _cov(cov, seg)}
+            for seg in sorted(values.keys() | {k or "(all)" for k in cov or {}}, key=lambda k: (k != "(all)", k))
+        ],
+        **coverage_json(cov, snap.missing),
         "rules": checks,
         "worst_queries": [],
         "compare": None,
         "changes": [],
+        "segment_changes": [],
         "previous": _previous(s, snap),
         "choices": _choices(s, p, names, snap),
     }
@@ -641,12 +764,43 @@ def snapshot_view(
     if compare:
         other = _snapshot(s, p, compare)
         out["compare"] = {"id": other.client_id, "system": names[other.system_id], "at": iso(other.at)}
+        out["segment_changes"] = _segment_changes(values, cov, _values_by_segment(s, other.id), stored_coverage(other.coverage), measure)
         odoc = _load_queries(s, other.id) if other.has_per_query else None
         if doc and odoc and measure in doc["values"] and measure in odoc["values"]:
             mine, theirs = _query_map(doc, measure, ""), _query_map(odoc, measure, "")
             common = set(mine) & set(theirs)
             ordered = sorted(common, key=lambda q: (-abs(mine[q] - theirs[q]), q))[: max(1, min(worst, 1000))]
             out["changes"] = [{"query": q, "value": mine[q], "other": theirs[q], "change": mine[q] - theirs[q]} for q in ordered]
+    return out
+
+
+def _values_by_segment(s: Session, snapshot_id: int) -> dict[str, dict[str, float]]:
+    """``{segment or "(all)": {measure: value}}`` of one snapshot."""
+    values: dict[str, dict[str, float]] = defaultdict(dict)
+    for m, seg, v in s.execute(
+        select(SnapshotValue.measure, SnapshotValue.segment, SnapshotValue.value).where(SnapshotValue.snapshot_id == snapshot_id)
+    ):
+        values[seg or "(all)"][m] = v
+    return values
+
+
+def _cov(cov: dict[str, tuple[int, int]] | None, seg: str) -> dict[str, int] | None:
+    found = (cov or {}).get("" if seg == "(all)" else seg)
+    return None if found is None else {"answered": found[0], "expected": found[1]}
+
+
+def _segment_changes(
+    mine: dict[str, dict[str, float]], cov: dict[str, tuple[int, int]] | None,
+    theirs: dict[str, dict[str, float]], other_cov: dict[str, tuple[int, int]] | None, measure: str,
+) -> list[dict[str, Any]]:
+    """The change of ``measure`` in every scope both snapshots have: this − other, with both coverages."""
+    out = []
+    for seg in sorted(mine.keys() & theirs.keys(), key=lambda k: (k != "(all)", k)):
+        v, o = mine[seg].get(measure), theirs[seg].get(measure)
+        if v is None or o is None:
+            continue
+        out.append({"segment": seg, "value": v, "other": o, "change": v - o, "coverage": _cov(cov, seg),
+                    "other_coverage": _cov(other_cov, seg)})
     return out
 
 
@@ -699,7 +853,7 @@ def alerts_view(s: Session, name: str, *, state: str | None = None, limit: int =
                 "id": a.id,
                 "state": a.state,
                 "rule_id": r.id,
-                "rule": describe_rule(r, names),
+                "rule": describe_rule(r, names, a.segment),
                 "measure": r.measure,
                 "segment": a.segment or None,
                 "system": names[a.system_id],

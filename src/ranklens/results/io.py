@@ -32,8 +32,11 @@ def write_results(
     per_query: bool = True,
     meta: dict[str, Any] | None = None,
     format: str | None = None,
+    expected: Sequence[str] | None = None,
 ) -> None:
     """Write one or several runs' results to ``path``; the format comes from ``format`` or the suffix.
+    ``expected`` (the qrels' query ids) makes JSON say which of them each run left out
+    (:func:`ranklens.results.rendering.render_json`).
 
     Parquet and CSV hold the long table ``run, measure, query_id, value`` (aggregates under ``all``).
 
@@ -68,7 +71,7 @@ def write_results(
             table = table.filter(pc.equal(table["query_id"], "all"))
         pq.write_table(table, path)
         return
-    path.write_text(render(items, fmt, per_query=per_query, meta=meta or {}), encoding="utf-8")
+    path.write_text(render(items, fmt, per_query=per_query, meta=meta or {}, expected=expected), encoding="utf-8")
 
 
 def looks_like_results(path: str | os.PathLike[str]) -> bool:

@@ -27,11 +27,13 @@ def render(
     meta: dict[str, Any],
     segments: Mapping[str, str] | None = None,
     width: int | None = None,
+    expected: Sequence[str] | None = None,
 ) -> str:
     """The text of ``results`` in format ``fmt``; ``segments`` (query → segment) adds the value of every
-    segment to the table and JSON; ``width`` is the table width to fit (default: the terminal's)."""
+    segment to the table and JSON; ``width`` is the table width to fit (default: the terminal's);
+    ``expected`` (the qrels' query ids) makes the JSON say which of them each run left out."""
     if fmt == "json":
-        return render_json(results, per_query=per_query, meta=meta, segments=segments)
+        return render_json(results, per_query=per_query, meta=meta, segments=segments, expected=expected)
     if fmt == "csv":
         return render_csv(results, per_query=per_query)
     if fmt == "tsv":
@@ -42,13 +44,25 @@ def render(
 
 
 def render_json(
-    results: Sequence[Results], *, per_query: bool, meta: dict[str, Any], segments: Mapping[str, str] | None = None
+    results: Sequence[Results],
+    *,
+    per_query: bool,
+    meta: dict[str, Any],
+    segments: Mapping[str, str] | None = None,
+    expected: Sequence[str] | None = None,
 ) -> str:
     """``{"ranklens_version", "qrels", "runs": [Results.to_json_dict() ...]}``; per-query values only with
-    ``per_query``; with ``segments`` each run has ``"segments": {segment: {"num_queries", "aggregate"}}``."""
+    ``per_query``; with ``segments`` each run has ``"segments": {segment: {"num_queries", "aggregate"}}``;
+    with ``expected`` (the qrels' query ids) each run has ``"expected_queries"`` (their number) and
+    ``"skipped_queries"`` (those without a value: the run did not answer them and ``--missing skip`` left
+    them out), so that ``ranklens push`` can count them (the monitor scores them 0)."""
     runs = []
     for r in results:
         d = r.to_json_dict()
+        if expected is not None:
+            have = set(r.query_ids)
+            d["expected_queries"] = len(expected)
+            d["skipped_queries"] = [q for q in expected if q not in have]
         if not per_query:
             d.pop("per_query")
         if segments is not None:

@@ -17,6 +17,7 @@ from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import DuplicateError, FormatError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
 
 __all__ = ["SparkEvaluation", "evaluate"]
@@ -97,7 +98,7 @@ def require_pyspark() -> Any:
 def evaluate(
     run_df: Any,
     qrels_df: Any,
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     policy: EvalPolicy | None = None,
     segments: Any = None,
@@ -147,6 +148,12 @@ def evaluate(
         measures, Qrels.from_arrays([], [], [], label_kind=label_kind),
         policy=policy.replace(qrels_columns=None, run_columns=None, qrels_format=None, run_format=None),
     )
+    own = [str(m) for m in probe.measures if m.get("judged_only")]
+    if own:  # (one ranking per tie order on Spark; a measure's own judged_only would need another)
+        raise InputError(
+            f"{', '.join(own)}: a measure's own judged_only is computed in memory (ranklens.evaluate); on Spark "
+            "pass judged_only=True for every measure (trec_eval -J)"
+        )
     if path == "sql":
         from ranklens.spark.sql import check_sql_side
 
@@ -504,9 +511,9 @@ class _GlobalTopEvaluator(Evaluator):
     reports: list[AlignReport]
     lists: list[Any]
 
-    def _align(self, run: Any, order: str) -> Any:
-        lists, report = super()._align(run, order)
-        self.reports.append(report)  # one per ranking order (score, input), in the Evaluator's order
+    def _align(self, run: Any, order: str, judged_only: bool = False) -> Any:
+        lists, report = super()._align(run, order, judged_only)
+        self.reports.append(report)  # one per ranking (score, input order; a measure's own judged_only)
         if self.top_label is not None:
             top = float(self.top_label) if lists.ideal_labels.dtype.kind == "f" else int(self.top_label)
             lists = dataclasses.replace(lists, top_label=top, _cache={})

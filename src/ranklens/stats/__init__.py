@@ -41,13 +41,18 @@ from ranklens.stats.paired import (
     paired_test,
 )
 from ranklens.stats.pareto import dominators, front
+from ranklens.stats.power import minimum_detectable_effect, sample_size, t_power
 from ranklens.stats.ppi import MeanEstimate, normal_mean, ppi_mean, ppi_paired_difference
 from ranklens.stats.randomisation import EXACT_MAX_N, randomisation_test
 from ranklens.stats.rank_agreement import kendall_tau, tau_ap
 from ranklens.stats.rank_tests import sign_test, wilcoxon_test, win_tie_loss
+from ranklens.stats.sequential import SequentialResult, msprt, msprt_path
+from ranklens.stats.srm import SrmResult, srm_test
 from ranklens.stats.ttest import paired_t_test, t_interval
 from ranklens.stats.tukey import AnovaTable, PairResult, TukeyResult, blocked_anova, randomised_tukey_hsd, tukey_hsd
 from ranklens.stats.types import Interval, TestResult
+from ranklens.stats.unpaired import bootstrap_unpaired, mann_whitney_test, relative_lift, welch_interval, welch_test
+from ranklens.stats.variance_reduction import CupedResult, cuped
 
 __all__ = [
     "ALL_PAIRS_TESTS",
@@ -60,10 +65,13 @@ __all__ = [
     "TIE_RTOL",
     "AnovaTable",
     "Confusion",
+    "CupedResult",
     "Interval",
     "MeanEstimate",
     "PairResult",
     "Seed",
+    "SequentialResult",
+    "SrmResult",
     "TestResult",
     "TukeyResult",
     "adjust_p_values",
@@ -73,6 +81,7 @@ __all__ = [
     "bootstrap_interval",
     "bootstrap_means",
     "bootstrap_test",
+    "bootstrap_unpaired",
     "canonical_correction",
     "canonical_interval",
     "canonical_test",
@@ -80,12 +89,17 @@ __all__ = [
     "cohens_d_paired",
     "confidence_interval",
     "confusion_matrix",
+    "cuped",
     "dominators",
     "front",
     "holm",
     "kappa_interval",
     "kendall_tau",
     "krippendorff_alpha",
+    "mann_whitney_test",
+    "minimum_detectable_effect",
+    "msprt",
+    "msprt_path",
     "normal_mean",
     "paired_t_test",
     "paired_test",
@@ -93,10 +107,16 @@ __all__ = [
     "ppi_paired_difference",
     "randomisation_test",
     "randomised_tukey_hsd",
+    "relative_lift",
+    "sample_size",
     "sign_test",
+    "srm_test",
     "t_interval",
+    "t_power",
     "tau_ap",
     "tukey_hsd",
+    "welch_interval",
+    "welch_test",
     "wilcoxon_test",
     "win_tie_loss",
 ]
