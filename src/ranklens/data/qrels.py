@@ -254,3 +254,4 @@ def _integer_labels(labels: object, source: str, line_numbers: np.ndarray | None
 
 
 _LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"
+LABEL_RANGE = _LABEL_RANGE  # (public: the Spark SQL path's check of a DataFrame's labels says the same)

@@ -27,8 +27,12 @@ def __getattr__(name: str) -> Any:
         from ranklens.spark import core
 
         return getattr(core, name)
-    if name in ("evaluate_files", "session"):
+    if name == "evaluate_files":
         from ranklens.spark import files
 
-        return getattr(files, name)
+        return files.evaluate_files
+    if name == "session":
+        from ranklens.spark import runtime
+
+        return runtime.session
     raise AttributeError(f"module 'ranklens.spark' has no attribute {name!r}")

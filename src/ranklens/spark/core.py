@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.pool import SelfPool, self_pool_note
-from ranklens.errors import DuplicateError, InputError, MissingDependencyError, QuerySetError, warn_notes
+from ranklens.errors import DuplicateError, FormatError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
@@ -74,6 +75,18 @@ class SparkEvaluation:
             self._persisted.unpersist()
 
 
+@contextlib.contextmanager
+def pandas_checks_quiet() -> Iterator[None]:
+    """pyspark's checks of the pandas version, quiet: 3.5 compares versions with distutils' LooseVersion (a
+    DeprecationWarning), 4.x warns that it does not fully support pandas 3 (a FutureWarning on every pandas
+    call; what ranklens uses of it is tested on pandas 3: tests/spark). The one line of an error and the
+    byte-for-byte output of ``--engine spark`` stay free of them."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
+        yield
+
+
 def require_pyspark() -> Any:
     """The pyspark module, or :class:`MissingDependencyError` with the install hint."""
     try:
@@ -95,6 +108,7 @@ def evaluate(
     buckets: int | None = None,
     check_duplicates: bool = True,
     warn: bool = True,
+    sources: tuple[str, str] | None = None,
 ) -> SparkEvaluation:
     """Evaluate a run DataFrame against a qrels DataFrame on Spark, with the in-memory engine's numbers.
 
@@ -116,6 +130,8 @@ def evaluate(
         check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (a
             ``groupBy`` count; one shuffle each).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
+        sources: the names of the run and the qrels in messages (the files they were read from); by default
+            ``<run DataFrame>`` and ``<qrels DataFrame>``.
 
     Raises:
         DuplicateError: a duplicated pair (the message names it).
@@ -143,22 +159,23 @@ def evaluate(
         from ranklens.spark.sql import check_sql_side
 
         check_sql_side(probe, policy)
-    run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run")
-    qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels")
+    run_source, qrels_source = sources or DATAFRAMES
+    run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run", run_source)
+    qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels", qrels_source)
     if check_duplicates:
-        reject_duplicates(run, "run", "appears twice for query", "A ranking lists each document once")
-        reject_duplicates(qrels, "qrels", "is judged twice for query", "Remove the duplicates")
+        reject_duplicates(run, "run", "appears twice for query", "A ranking lists each document once", run_source)
+        reject_duplicates(qrels, "qrels", "is judged twice for query", "Remove the duplicates", qrels_source)
     if path == "sql":
         from ranklens.spark.sql import evaluate_sql
 
-        per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy)
+        per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy, (run_source, qrels_source))
         side: list[Any] = []
     else:  # (and the bucket notes merged, the system-level values computed on the driver)
         per_query, qids, values, stats, persisted, *side = evaluate_arrow(run, qrels, probe, policy, buckets)
     stats = stats if isinstance(stats, list) else [stats]  # one per ranking order (the Arrow path)
     if policy.missing == "error" and stats[0]["qrels_only_queries"]:
-        raise_missing(run, qrels, stats[0]["qrels_only_queries"], name)
-    res = finish(name, probe, policy, qids, values, stats, *side)
+        raise_missing(run, qrels, stats[0]["qrels_only_queries"], run_source if sources else f"<{name} DataFrame>")
+    res = finish(name, probe, policy, qids, values, stats, *side, run_source=run_source if sources else None)
     if warn:
         warn_notes(res.notes, f"{res.run}: ")
     segment_of = None
@@ -171,8 +188,15 @@ def evaluate(
     return SparkEvaluation(per_query, res, path, segment_of, persisted)
 
 
-def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, ...], what: str) -> Any:
-    """``df`` with exactly the columns ``roles`` (renamed by ``{column: role}``); ids as strings."""
+#: the names of a run and a qrels DataFrame in messages
+DATAFRAMES = ("<run DataFrame>", "<qrels DataFrame>")
+
+
+def select_roles(
+    df: Any, columns: Mapping[str, str] | None, roles: tuple[str, ...], what: str, source: str | None = None
+) -> Any:
+    """``df`` with exactly the columns ``roles`` (renamed by ``{column: role}``); ids as strings. ``source``:
+    the file it was read from (named in the message), else "the {what} DataFrame"."""
     from pyspark.sql import functions as F
 
     by_role = {role: col for col, role in (columns or {}).items()}
@@ -180,6 +204,11 @@ def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, .
     for role in roles:
         col = by_role.get(role, role)
         if col not in df.columns:
+            if source is not None and source not in DATAFRAMES:
+                raise FormatError(
+                    source, f"expected a column '{col}' for {role}, got columns {', '.join(df.columns)} "
+                    f"(map columns with --{what}-columns)"
+                )
             raise InputError(
                 f"{what} DataFrame has no column '{col}' for {role} (columns: {', '.join(df.columns)}); "
                 f"map columns with EvalPolicy({what}_columns={{name: role}})"
@@ -189,7 +218,7 @@ def select_roles(df: Any, columns: Mapping[str, str] | None, roles: tuple[str, .
     return df.select(*cols)
 
 
-def reject_duplicates(df: Any, what: str, verb: str, advice: str) -> None:
+def reject_duplicates(df: Any, what: str, verb: str, advice: str, source: str | None = None) -> None:
     """A (query, document) pair counted more than once: :class:`DuplicateError` naming it."""
     from pyspark.sql import functions as F
 
@@ -201,16 +230,16 @@ def reject_duplicates(df: Any, what: str, verb: str, advice: str) -> None:
         q, d = row["first"]["query_id"], row["first"]["doc_id"]
         kind = "row(s)" if what == "run" else "pair(s)"
         raise DuplicateError(
-            f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {row['extra']} duplicate {kind} in all. {advice}"
+            source or f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {row['extra']} duplicate {kind} in all. {advice}"
         )
 
 
-def raise_missing(run: Any, qrels: Any, count: int, name: str) -> None:
+def raise_missing(run: Any, qrels: Any, count: int, source: str) -> None:
     """The engine's QuerySetError for ``missing="error"``, with up to three of the missing queries."""
     q = qrels.select("query_id").distinct()
     missing = sorted(r[0] for r in q.join(run.select("query_id").distinct(), "query_id", "left_anti").limit(3).collect())
     raise QuerySetError(
-        f"{count} qrels quer{'y' if count == 1 else 'ies'} not in the run <{name} DataFrame> "
+        f"{count} qrels quer{'y' if count == 1 else 'ies'} not in the run {source} "
         f"(e.g. {missing[:3]}); use query set 'intersect' or 'qrels'"
     )
 
@@ -218,15 +247,17 @@ def raise_missing(run: Any, qrels: Any, count: int, name: str) -> None:
 def finish(
     name: str, probe: Evaluator, policy: EvalPolicy, qids: list[str], values: np.ndarray,
     stats: list[Mapping[str, int]], side_notes: Mapping[str, list[str]] | None = None,
-    system: Mapping[int, float] | None = None,
+    system: Mapping[int, float] | None = None, *, run_source: str | None = None,
 ) -> Results:
     """The driver-side Results: queries in bytewise order, the notes in the Evaluator's order (the side
     tables' and exclude-seen's, then per ranking order its AlignReport's, merged as the Evaluator merges them,
     and the recommender notes; the empty-user note last), the system-level values, the one ``assemble``.
-    ``side_notes``: the merged bucket notes by phase (``"pre"``, ``"recsys:<order>"``, ``"empty"``)."""
+    ``side_notes``: the merged bucket notes by phase (``"pre"``, ``"recsys:<order>"``, ``"empty"``); ``run_source``:
+    the run's file (named when nothing is evaluated), else ``<name DataFrame>``."""
     if not qids:
         first = stats[0]
-        raise InputError(nothing_evaluated(f"<{name} DataFrame>", int(first["qrels_queries"]), int(first["run_queries"])))
+        where = run_source or f"<{name} DataFrame>"
+        raise InputError(nothing_evaluated(where, int(first["qrels_queries"]), int(first["run_queries"])))
     order = sorted(range(len(qids)), key=lambda i: qids[i].encode("utf-8"))
     phases = side_notes or {}
     notes: list[str] = []
@@ -272,6 +303,11 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     side = probe._side
     shared = None
     if side.train is not None or side.catalog is not None:
+        if type(spark).__module__.startswith("pyspark.sql.connect"):
+            raise InputError(
+                "the side tables (train=, items=) are broadcast from the driver's SparkContext, which a Spark "
+                "Connect session does not have; evaluate them with a classic master (local[*], yarn, spark://…)"
+            )
         stats_once = train_statistics(probe)
         shared = spark.sparkContext.broadcast((side.train, side.catalog, side.exclude_seen, stats_once))
     plan = system_plan(probe.measures)
@@ -282,10 +318,9 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's
     top = qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
     fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan)
-    with warnings.catch_warnings():  # pyspark 3.5 checks the pandas version with distutils' LooseVersion
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+    with pandas_checks_quiet():
         out = r.groupBy("_bucket").cogroup(q.groupBy("_bucket")).applyInPandas(fn, schema).persist()
-    rows = out.collect()
+        rows = out.collect()
     if shared is not None:
         shared.unpersist()
     errors = [row for row in rows if row["kind"] == 2]

@@ -1,75 +1,132 @@
-"""Files on the Spark engine: Parquet (Spark's reader) and TREC text (Spark's text reader, split on whitespace),
-for ``ranklens eval --engine spark``."""
+"""Files on the Spark engine, for ``ranklens eval --engine spark`` (and ``compare``/``gate``).
+
+A file the in-memory engine can read — a local path, in any format it reads, gzipped or not — is read by the
+data layer's own readers on the driver (:func:`ranklens.data.io.read_qrels`, :func:`~ranklens.data.io.read_run`)
+and handed to Spark through Arrow: every input is accepted or refused exactly as on the in-memory engine,
+with the same message (file, line, expected, found) and the same notes, and the readers' duplicate check makes
+Spark's unnecessary. What only Spark can read — a directory of Parquet parts, or a URI (``s3a://``,
+``hdfs://``, ``gs://``, ``file://``…) — is read by Spark's Parquet reader and checked on the cluster by the
+same rules (ids, NaN scores, integer labels in the 32-bit range, duplicates), the messages naming the path
+(rows read by Spark have no line number). Spark's own failures are one line (:mod:`ranklens.spark.runtime`).
+"""
 
 from __future__ import annotations
 
 import os
-import sys
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
+from ranklens.spark.runtime import check_master, session, spark_errors
 
-__all__ = ["evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session"]
+__all__ = ["evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session", "spark_reads"]
 
-
-def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: str = "ranklens") -> Any:
-    """A SparkSession (``getOrCreate``: an active one is reused) with the UI off and quiet logs."""
-    from ranklens.spark.core import require_pyspark
-
-    require_pyspark()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master(master).appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.extraJavaOptions", "-Dlog4j.rootLogger=ERROR")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def _is_parquet(path: str, fmt: str | None) -> bool:
-    return fmt == "parquet" or (fmt is None and (path.endswith(".parquet") or os.path.isdir(path)))
+def spark_reads(path: str) -> bool:
+    """Whether ``path`` is read by Spark (a URI, or a directory of Parquet parts) rather than by the data
+    layer on the driver (a file on this machine).
+
+    >>> spark_reads("runs/bm25.run.gz"), spark_reads("s3a://bucket/runs/bm25.parquet")
+    (False, True)
+    """
+    return bool(_URI.match(path)) or os.path.isdir(path)
 
 
-def read_qrels_df(spark: Any, path: str, policy: EvalPolicy) -> Any:
-    """Qrels as a DataFrame ``query_id, doc_id, relevance`` (TREC ``qid iter docid rel``, or Parquet)."""
-    if _is_parquet(path, policy.qrels_format):
+class Input:
+    """One input as a DataFrame of ``query_id, doc_id, score|relevance`` (made when first used: a file refused
+    later costs no Spark job): ``checked`` when the data layer read it (its rules applied, duplicates
+    refused), ``name`` the run's name (tag or file stem), ``notes`` the reader's (a sniffed layout, words
+    after the tag)."""
+
+    def __init__(
+        self, make: Callable[[], Any], source: str, checked: bool, name: str | None = None, notes: tuple[str, ...] = ()
+    ) -> None:
+        self._make, self._frame = make, None
+        self.source, self.checked, self.name, self.notes = source, checked, name, notes
+
+    @property
+    def frame(self) -> Any:
+        if self._frame is None:
+            self._frame = self._make()
+        return self._frame
+
+
+class _OnFirstUse:
+    """The session of ``master``, started when first used."""
+
+    def __init__(self, master: str) -> None:
+        self._master = master
+        self._spark: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._spark is None:
+            self._spark = session(self._master)
+        return getattr(self._spark, name)
+
+
+def _spark_parquet(spark: Any, path: str, fmt: str | None, what: str) -> Any:
+    if fmt not in (None, "parquet"):
+        raise InputError(
+            f"{path}: --engine spark reads {fmt} files from a path on this machine (by the in-memory engine's reader); "
+            f"from a URI or a directory it reads Parquet (--{what}-format parquet)"
+        )
+    with spark_errors(path, spark):
         return spark.read.parquet(path)
-    if policy.qrels_format not in (None, "trec"):
-        raise InputError(f"--engine spark reads Parquet and TREC text; got qrels format {policy.qrels_format!r}")
-    f = _fields(spark, path)
-    return f.select(f.w[0].alias("query_id"), f.w[2].alias("doc_id"), f.w[3].cast("double").alias("relevance"))
 
 
-def read_run_df(spark: Any, path: str, policy: EvalPolicy) -> tuple[Any, str | None]:
-    """A run as a DataFrame ``query_id, doc_id, score`` and its TREC tag (first row's; None for Parquet)."""
-    if _is_parquet(path, policy.run_format):
-        return spark.read.parquet(path), None
-    if policy.run_format not in (None, "trec"):
-        raise InputError(f"--engine spark reads Parquet and TREC text; got run format {policy.run_format!r}")
-    f = _fields(spark, path)
-    df = f.select(f.w[0].alias("query_id"), f.w[2].alias("doc_id"), f.w[4].cast("double").alias("score"), f.w[5].alias("tag"))
-    first = df.select("tag").limit(1).collect()
-    return df.select("query_id", "doc_id", "score"), (first[0][0] if first else None)
+def _frame(spark: Any, table: Any) -> Any:
+    """A DataFrame of an Arrow table (pyspark 4 takes the table; 3.5 takes it through pandas)."""
+    import pyarrow as pa
+
+    schema = ", ".join(
+        f"{f.name} {'string' if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) else 'int' if pa.types.is_int32(f.type) else 'double'}"
+        for f in table.schema
+    )
+    import pyspark
+
+    from ranklens.spark.core import pandas_checks_quiet
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        with pandas_checks_quiet():
+            return spark.createDataFrame(table, schema=schema)
+    import warnings
+
+    with warnings.catch_warnings():  # pyspark 3.5 calls pandas and distutils functions that warn of their removal
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        import pandas as pd  # (numpy columns: pyspark 3.5's Arrow conversion does not take pandas 3's string dtype)
+
+        frame = pd.DataFrame({
+            c: pd.Series(a.to_numpy(zero_copy_only=False), dtype=object if a.type in (pa.string(), pa.large_string()) else None)
+            for c, a in zip(table.column_names, table.columns)
+        })
+        return spark.createDataFrame(frame, schema=schema)
 
 
-def _fields(spark: Any, path: str) -> Any:
-    from pyspark.sql import functions as F
+def read_qrels_df(spark: Any, path: str, policy: EvalPolicy) -> Input:
+    """The qrels at ``path`` as an :class:`Input` (``query_id, doc_id, relevance``)."""
+    if spark_reads(path):
+        frame = _spark_parquet(spark, path, policy.qrels_format, "qrels")
+        return Input(lambda: frame, path, False)
+    from ranklens.data.io import read_qrels
 
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file")
-    lines = spark.read.text(path).select(F.trim(F.col("value")).alias("line"))
-    lines = lines.filter((F.col("line") != "") & ~F.col("line").startswith("#"))
-    return lines.select(F.split(F.col("line"), r"\s+").alias("w"))
+    q = read_qrels(path, format=policy.qrels_format, columns=policy.qrels_columns, labels=policy.labels or "int")
+    return Input(lambda: _frame(spark, q.to_arrow()), path, True, notes=q.notes)
+
+
+def read_run_df(spark: Any, path: str, policy: EvalPolicy) -> Input:
+    """The run at ``path`` as an :class:`Input` (``query_id, doc_id, score``)."""
+    if spark_reads(path):
+        frame = _spark_parquet(spark, path, policy.run_format, "run")
+        return Input(lambda: frame, path, False)
+    from ranklens.data.io import read_run
+
+    r = read_run(path, format=policy.run_format, columns=policy.run_columns)
+    return Input(lambda: _frame(spark, r.to_arrow()), path, True, r.name, r.notes)
 
 
 def evaluate_run_paths(
@@ -81,33 +138,64 @@ def evaluate_run_paths(
     master: str = "local[2]",
     path: str = "arrow",
     require_shared: bool = False,
+    on_note: Callable[[str], None] | None = None,
 ) -> list[Any]:
     """The Results of every run file of ``runs`` on Spark, the qrels read once: each named by its TREC tag
-    (or its file stem: Parquet has no tag) and holding its own notes, as the in-memory engine's Results of a
-    file are before the naming rule (:func:`ranklens.data.names.unique_names`) runs over several.
+    (or its file stem) and holding its own notes, as the in-memory engine's Results of a file are before the
+    naming rule (:func:`ranklens.data.names.unique_names`) runs over several. ``on_note`` gets the qrels'
+    notes (``"QRELS: note"``), as the in-memory engine gives them.
 
     ``require_shared``: a run sharing no query with the qrels is an :class:`InputError` under any policy
-    (the gate's rule: with ``missing="zero"`` it would otherwise score 0 everywhere)."""
+    (the gate's rule: with ``missing="zero"`` it would otherwise score 0 everywhere).
+
+    >>> evaluate_run_paths("qrels.txt", ["bm25.run"], ["nDCG@10"])[0]["nDCG@10"]  # doctest: +SKIP
+    0.5939
+    """
+    policy = policy if policy is not None else EvalPolicy()
+    check_master(master)
+    spark = _OnFirstUse(master)  # (a local file the data layer refuses starts no Spark: its error is the one line)
+    with spark_errors(qrels, spark):
+        q = read_qrels_df(spark, qrels, policy)
+    for note in q.notes if on_note else ():
+        on_note(f"{qrels}: {note}")  # type: ignore[misc]
+    return [_evaluate_run(spark, q, run_path, measures, policy, path, require_shared) for run_path in runs]
+
+
+def _evaluate_run(
+    spark: Any, q: Input, run_path: str, measures: Sequence[Any] | str, policy: EvalPolicy, path: str, require_shared: bool
+) -> Any:
+    import dataclasses
+
     from ranklens.data.names import file_stem
     from ranklens.engine.evaluator import nothing_evaluated
     from ranklens.spark.core import QRELS_ROLES, RUN_ROLES, evaluate, select_roles
+    from ranklens.spark.sql import validate_frames
 
-    policy = policy if policy is not None else EvalPolicy()
-    spark = session(master)
-    qdf = read_qrels_df(spark, qrels, policy)
-    df_policy = policy.replace(qrels_format=None, run_format=None)
-    results = []
-    for run_path in runs:
-        rdf, tag = read_run_df(spark, run_path, policy)
+    with spark_errors(run_path, spark):
+        r = read_run_df(spark, run_path, policy)
+        # what the data layer read has its columns named; what Spark read is mapped by the policy's columns
+        run_columns = None if r.checked else policy.run_columns
+        qrels_columns = None if q.checked else policy.qrels_columns
+        df_policy = policy.replace(qrels_format=None, run_format=None, run_columns=run_columns, qrels_columns=qrels_columns)
+        if not (r.checked and q.checked):  # the data layer's rules, on the cluster, for what Spark read
+            validate_frames(
+                select_roles(r.frame, run_columns, RUN_ROLES, "run", run_path),
+                select_roles(q.frame, qrels_columns, QRELS_ROLES, "qrels", q.source), df_policy, (run_path, q.source),
+            )
         if require_shared:
-            run_q = select_roles(rdf, policy.run_columns, RUN_ROLES, "run").select("query_id").distinct()
-            qrels_q = select_roles(qdf, policy.qrels_columns, QRELS_ROLES, "qrels").select("query_id").distinct()
+            run_q = select_roles(r.frame, run_columns, RUN_ROLES, "run", run_path).select("query_id").distinct()
+            qrels_q = select_roles(q.frame, qrels_columns, QRELS_ROLES, "qrels", q.source).select("query_id").distinct()
             if run_q.join(qrels_q, "query_id").limit(1).count() == 0:
                 raise InputError(nothing_evaluated(run_path, qrels_q.count(), run_q.count()))
-        ev = evaluate(rdf, qdf, measures, policy=df_policy, path=path, name=tag or file_stem(run_path), warn=False)
-        results.append(ev.results)
+        ev = evaluate(
+            r.frame, q.frame, measures, policy=df_policy, path=path, name=r.name or file_stem(run_path), warn=False,
+            check_duplicates=not (r.checked and q.checked), sources=(run_path, q.source),
+        )
+        res = ev.results
         ev.unpersist()
-    return results
+    if r.notes:  # the reader's notes first, as the Evaluator puts a Run's
+        res = dataclasses.replace(res, notes=(*r.notes, *(n for n in res.notes if n not in r.notes)))
+    return res
 
 
 def evaluate_files(
@@ -124,11 +212,21 @@ def evaluate_files(
 ) -> Any:
     """Evaluate run files against a qrels file on Spark, as ``ranklens eval --engine spark`` does: a
     :class:`ranklens.evaluation.FileEvaluation` with the same Results, names and notes as the in-memory engine's
-    (``stream`` and ``progress`` are accepted for the same call shape and ignored: Spark reads in partitions)."""
+    (``stream`` and ``progress`` are accepted for the same call shape and ignored: Spark reads in partitions).
+
+    >>> evaluate_files("qrels.txt", [(None, "bm25.run")], ["nDCG@10"]).results[0].run  # doctest: +SKIP
+    'bm25'
+    """
     from ranklens.evaluation import FileEvaluation, label_runs, pass_notes
 
-    found = evaluate_run_paths(qrels, [p for _, p in runs], measures, policy, master=master, path=path)
     notes: list[str] = []
+
+    def qrels_note(note: str) -> None:
+        notes.append(note)
+        if on_note:
+            on_note(note)
+
+    found = evaluate_run_paths(qrels, [p for _, p in runs], measures, policy, master=master, path=path, on_note=qrels_note)
     for (_, run_path), res in zip(runs, found):
         pass_notes(run_path, res, notes, on_note)
     return FileEvaluation(label_runs(runs, found), notes, [])

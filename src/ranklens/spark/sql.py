@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from ranklens.data.qrels import LABEL_RANGE
 from ranklens.engine.evaluator import Evaluator
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import FormatError, InputError, MeasureError
 from ranklens.measures.base import Measure
 
-__all__ = ["SQL_MEASURES", "check_sql_measures", "evaluate_sql"]
+__all__ = ["SQL_MEASURES", "check_sql_measures", "evaluate_sql", "validate_frames"]
 
 #: family → the parameters the SQL path honours (the others must keep their defaults)
 SQL_MEASURES = {"nDCG": {"gain"}, "DCG": {"gain"}, "P": {"rel"}, "R": {"rel"}, "AP": {"rel"}, "RR": {"rel"},
@@ -52,19 +53,20 @@ def check_sql_side(probe: Evaluator, policy: EvalPolicy) -> None:
         )
 
 
-def evaluate_sql(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy) -> tuple[Any, ...]:
+def evaluate_sql(
+    run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, sources: tuple[str, str] = ("<run DataFrame>", "<qrels DataFrame>")
+) -> tuple[Any, ...]:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     measures = probe.measures
     check_sql_measures(measures)
-    _validate(run, qrels, policy)
+    validate_frames(run, qrels, policy, sources)
     lab = F.col("relevance").cast("double")
     if policy.negative == "zero":
         lab = F.greatest(lab, F.lit(0.0))
     q = qrels.select("query_id", "doc_id", lab.alias("label"))
     thresholds = sorted({float(m.get("rel")) for m in measures if "rel" in {p.name for p in m.family.params}})
-    gains = sorted({str(m.get("gain")) for m in measures if m.family.name in ("nDCG", "DCG")})
 
     # queries of both inputs: run rows per query, and whether the qrels have it
     rq = run.groupBy("query_id").agg(F.count(F.lit(1)).alias("n_run"))
@@ -177,8 +179,15 @@ def _gain(label: Any, gain: str) -> Any:
     return F.when(positive, g).otherwise(0.0)
 
 
-def _validate(run: Any, qrels: Any, policy: EvalPolicy) -> None:
-    """The engine's input checks, as one aggregate over each input (the Arrow path runs the engine's own)."""
+def validate_frames(
+    run: Any, qrels: Any, policy: EvalPolicy, sources: tuple[str, str] = ("<run DataFrame>", "<qrels DataFrame>")
+) -> None:
+    """The engine's input checks (:class:`~ranklens.data.qrels.Qrels`' and :class:`~ranklens.data.run.Run`'s
+    rules: ids, NaN scores, integer labels in the 32-bit range, negative labels), as one aggregate over each
+    input; ``sources`` names them in messages (rows of a DataFrame have no line number).
+
+    >>> validate_frames(run_df, qrels_df, EvalPolicy(), ("s3a://b/run", "s3a://b/qrels"))  # doctest: +SKIP
+    """
     from pyspark.sql import functions as F
 
     def count(cond: Any) -> Any:
@@ -188,27 +197,33 @@ def _validate(run: Any, qrels: Any, policy: EvalPolicy) -> None:
         count(F.col("query_id").isNull() | F.col("doc_id").isNull() | (F.col("query_id") == "") | (F.col("doc_id") == "")).alias("ids"),
         count(F.col("score").isNull() | F.isnan("score")).alias("nan"),
     ).collect()[0]
+    run_source, qrels_source = sources
     if r["ids"]:
-        raise FormatError("<run DataFrame>", "empty query or document id")
+        raise FormatError(run_source, "empty query or document id")
     if r["nan"]:
-        raise FormatError("<run DataFrame>", f"score is NaN ({r['nan']} row(s) in all); give every document a number")
+        raise FormatError(run_source, f"score is NaN ({r['nan']} row(s) in all); give every document a number")
     lab = F.col("relevance").cast("double")
     integer = (policy.labels or "int") == "int"
+    bad = lab.isNull() | F.isnan(lab) | (F.lit(integer) & (lab != F.round(lab)))
     q = qrels.agg(
         count(F.col("query_id").isNull() | F.col("doc_id").isNull() | (F.col("query_id") == "") | (F.col("doc_id") == "")).alias("ids"),
-        count(lab.isNull() | F.isnan(lab) | (F.lit(integer) & (lab != F.round(lab)))).alias("bad"),
-        F.min(F.when(lab.isNull() | F.isnan(lab) | (F.lit(integer) & (lab != F.round(lab))), F.col("relevance").cast("string"))).alias("bad_value"),
+        count(bad).alias("bad"),
+        F.min(F.when(bad, F.col("relevance").cast("string"))).alias("bad_value"),
+        # (the in-memory engine keeps integer labels as int32: outside that range is an error, never a wrap)
+        F.min(F.when(F.lit(integer) & ((lab < -(2**31)) | (lab >= 2**31)), F.col("relevance").cast("string"))).alias("huge"),
         F.min(F.struct(lab.alias("label"), F.col("query_id"))).alias("lowest"),
     ).collect()[0]
     if q["ids"]:
-        raise FormatError("<qrels DataFrame>", "empty query or document id")
+        raise FormatError(qrels_source, "empty query or document id")
     if q["bad"]:
         kind = "an integer" if integer else "a finite number"
-        raise FormatError("<qrels DataFrame>", f"relevance label must be {kind}, got {q['bad_value']!r}")
+        raise FormatError(qrels_source, f"relevance label must be {kind}, got {q['bad_value']!r}")
+    if q["huge"] is not None:
+        raise FormatError(qrels_source, f"{LABEL_RANGE}, got {q['huge']}")
     low = q["lowest"]
     if policy.negative == "error" and low is not None and low["label"] < 0:
         value = int(low["label"]) if integer else low["label"]
         raise InputError(
-            f"<qrels DataFrame>: negative relevance label {value} (query '{low['query_id']}'); choose a "
+            f"{qrels_source}: negative relevance label {value} (query '{low['query_id']}'); choose a "
             "negative-label policy (trec, zero)"
         )
