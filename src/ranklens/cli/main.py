@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("ranklens.cli.explain_cmd", "command", "Show the worked computation of a measure for one query."),
     "measures": ("ranklens.cli.measures_cmd", "command", "List every measure and its parameters."),
     "compare": ("ranklens.cli.compare_cmd", "command", "Compare systems with paired significance tests."),
+    "robustness": ("ranklens.cli.robustness_cmd", "command", "Does a comparison's conclusion survive every evaluation choice? (multiverse)"),
     "ab": ("ranklens.cli.ab_cmd", "command", "Online A/B test of two rankers between users: Welch, SRM, CUPED, peeking-safe p."),
     "plan": ("ranklens.cli.plan_cmd", "command", "Queries or users per arm needed to detect a difference; MDE at n."),
     "interleave": ("ranklens.cli.interleave_cmd", "command", "Team-draft interleaving log: credit, preference, sign test."),
