@@ -121,8 +121,8 @@ def diff_runs(qrels: Any, run_a: Any, run_b: Any, measures: Any, *, k: int = 10,
         raise InputError("diff: the two runs share no evaluated query")
     only_a, only_b = sorted(set(ids_a) - set(ids_b)), sorted(set(ids_b) - set(ids_a))
     if only_a or only_b:
-        notes.append(f"compared the {len(compared)} queries both runs answer; "
-                     f"{len(only_a)} only in A, {len(only_b)} only in B (left out)")
+        notes.append(f"compared the {len(compared)} queries both runs answer; left out: "
+                     f"{len(only_a)} only in A{_listed(only_a)}, {len(only_b)} only in B{_listed(only_b)}")
     out = [_measure_diff(m, res_a, res_b, *lists[_order(m)], compared) for m in parsed]
     la, lb = first
     index_a, index_b = {q: i for i, q in enumerate(ids_a)}, {q: i for i, q in enumerate(ids_b)}
@@ -136,6 +136,12 @@ def diff_runs(qrels: Any, run_a: Any, run_b: Any, measures: Any, *, k: int = 10,
             "entered": [d for d in db[:k] if d not in top_a], "left": [d for d in da[:k] if d not in top_b],
         }
     return RunDiff(out, overlap, compared, only_a, only_b, k, p, notes)
+
+
+def _listed(ids: list[str], most: int = 10) -> str:
+    if not ids:
+        return ""
+    return " (" + ", ".join(ids[:most]) + (", …" if len(ids) > most else "") + ")"
 
 
 def _order(m: Measure) -> str:
