@@ -83,6 +83,9 @@ def bounds(qrels: Any, runs: Mapping[str, Any], measures: Any, *, exhaustive_lim
             if inexact:
                 notes.append(f"{name}: {m}: {len(inexact)} queries have more than {exhaustive_limit} unjudged "
                              "documents: their range is a bound, not attained by a labelling")
+            if grades[0] > 0 and f"lowest grade is {grades[0]:g}" not in " ".join(notes):
+                notes.append(f"the qrels' lowest grade is {grades[0]:g}: no labelling makes an unjudged document "
+                             "non-relevant, so a value (which does) may lie outside [low, high]")
             out_q[name][str(m)] = per_query
             out_runs[name][str(m)] = {
                 key: float(np.mean([r[key] for r in per_query.values()])) for key in ("value", "low", "high")
@@ -130,7 +133,7 @@ def _measure_bounds(ev: Evaluator, run: Any, m: Measure, grades: tuple[float, fl
             s_lo, s_hi = vals[0] * r_lo, vals[1] * r_hi
             low = s_lo / r_hi if r_hi > 0 else 0.0
             high = min(1.0, s_hi / r_lo) if r_lo > 0 else (1.0 if s_hi > 0 else 0.0)
-        out[ids[i]] = {"value": values[ids[i]], "low": min(low, values[ids[i]]), "high": max(high, values[ids[i]]),
+        out[ids[i]] = {"value": values[ids[i]], "low": low, "high": high,
                        "unjudged": int(rows.size), "exact": bool(exact)}
     for q, v in values.items():  # queries the run lacks, scored by the engine (missing="zero"): nothing to label
         out.setdefault(q, {"value": v, "low": v, "high": v, "unjudged": 0, "exact": True})
