@@ -85,3 +85,11 @@ def test_the_bundled_runs_match_the_issue_figures() -> None:
 def test_measures_that_are_not_a_sum_over_documents_are_refused(measure: str) -> None:
     with pytest.raises(InputError, match="diff: "):
         diff_runs({"q": {"a": 1}}, {"q": {"a": 1.0}}, {"q": {"a": 1.0}}, measure)
+
+
+def test_overlap_and_ranks_do_not_depend_on_the_measures_asked() -> None:
+    # P@1 alone reads one row per query; RBO at k = 10 and the ranks of the documents still see whole rankings
+    args = ("examples/toy.qrels", "examples/toy_bm25.run", "examples/toy_dense.run")
+    alone, with_ap = diff_runs(*args, "P@1", k=10), diff_runs(*args, ["P@1", "AP"], k=10)
+    assert alone.overlap == with_ap.overlap
+    assert alone.measures[0].per_query == with_ap.measures[0].per_query

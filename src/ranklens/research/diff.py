@@ -110,9 +110,11 @@ def diff_runs(qrels: Any, run_a: Any, run_b: Any, measures: Any, *, k: int = 10,
     ev = Evaluator(parsed, qrels, **options)
     res_a, res_b = ev(run_a, warn=False), ev(run_b, warn=False)
     notes = [f"A: {n}" for n in res_a.notes] + [f"B: {n}" for n in res_b.notes]
+    whole = Evaluator(parsed, qrels, **options)
+    whole.depth = None  # the whole rankings (not only the rows the measures read): true ranks, ties past k
     lists: dict[str, tuple[RankedLists, RankedLists]] = {}
-    for order in {_order(m) for m in parsed}:
-        lists[order] = (ev.align(run_a, order=order)[0], ev.align(run_b, order=order)[0])
+    for order in sorted({_order(m) for m in parsed}, reverse=True):  # "score" first
+        lists[order] = (whole.align(run_a, order=order)[0], whole.align(run_b, order=order)[0])
     first = lists[next(iter(lists))]
     ids_a = [str(q) for q in first[0].query_ids.to_pylist()]
     ids_b = [str(q) for q in first[1].query_ids.to_pylist()]
