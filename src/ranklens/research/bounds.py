@@ -8,7 +8,7 @@ every labelling: all ``2^u`` of them at once as pseudo-queries of one evaluation
 matters for nDCG and AP: a document that becomes relevant raises the ideal (nDCG) or R (AP) too, so the
 extremes are not always the all-lowest and all-highest labellings.
 
-Beyond the limit: for measures that never decrease when a label rises (P, DCG, RR, Success) the two
+Beyond the limit (or when one query's labellings would exceed 8 million pseudo-query rows): for measures that never decrease when a label rises (P, DCG, RR, Success) the two
 uniform labellings are still the exact extremes; for nDCG and AP the range is a bound that may not be
 attained (``exact`` false, and a note): DCG_low/IDCG_high … DCG_high/IDCG_low for nDCG, S_low/R_high …
 S_high/R_low for AP (S the sum of the precisions, AP·R); any other measure is refused. The labellings of
@@ -38,6 +38,8 @@ __all__ = ["Bounds", "bounds"]
 MONOTONE = ("P", "DCG", "RR", "Success")
 #: pseudo-query rows evaluated in one batch (memory bound)
 _BATCH_ROWS = 2_000_000
+#: at most this many pseudo-query rows for one query's labellings; beyond, the query is bounded as past the limit
+_QUERY_ROWS = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -105,21 +107,23 @@ def _measure_bounds(ev: Evaluator, run: Any, m: Measure, grades: tuple[float, fl
         lo, hi = int(lists.offsets[i]), int(lists.offsets[i + 1])
         top = hi if depth is None else min(hi, lo + depth)
         plans.append((i, lo + np.flatnonzero(lists.labels[lo:top] == NONPOOL)))
-    big = [i for i, rows in plans if rows.size > limit]
+    size = np.diff(lists.offsets) + np.diff(lists.ideal_offsets)
+    every = {i: rows.size <= limit and 2**rows.size * int(size[i] + rows.size) <= _QUERY_ROWS for i, rows in plans}
+    big = [i for i, _ in plans if not every[i]]
     if big and m.name not in MONOTONE and m.name not in ("nDCG", "AP"):
-        raise InputError(f"bounds: {m}: query {ids[big[0]]} has {plans[big[0]][1].size} unjudged documents, more "
-                         f"than the exhaustive limit {limit}, and no bound is known for this measure")
+        raise InputError(f"bounds: {m}: query {ids[big[0]]} has {plans[big[0]][1].size} unjudged documents, too many "
+                         f"to label every way (--exhaustive-limit {limit}), and no bound is known for this measure")
     wanted = [m]
     if big and m.name == "nDCG":
         if dict(m.params).get("norm") == "minmax":
             raise InputError(f"bounds: {m}: no bound beyond the exhaustive limit for norm=minmax")
         wanted += [parse("DCG" + str(m)[4:]), parse("IDCG" + str(m)[4:])]
-    labellings = {i: _labellings(rows.size, limit) for i, rows in plans}
+    labellings = {i: _labellings(rows.size, limit if every[i] else -1) for i, rows in plans}
     got = _evaluate_labellings(lists, plans, labellings, grades, wanted, options)
     out: dict[str, dict[str, Any]] = {}
     for i, rows in plans:
         vals = got[0][i]
-        exact = rows.size <= limit or m.name in MONOTONE
+        exact = every[i] or m.name in MONOTONE
         low, high = float(vals.min()), float(vals.max())
         if not exact and m.name == "nDCG":
             (dcg_lo, dcg_hi), (idcg_lo, idcg_hi) = got[1][i], got[2][i]
