@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rules": ("ranklens.cli.rules_cmd", "command", "Manage a monitor project's rules: add (or --file rules.toml), list, edit, disable; headline measure."),
     "demo-monitor": ("ranklens.cli.demo_monitor_cmd", "command", "Seed a monitor database with 90 days of demo history."),
     "judge": ("ranklens.cli.judge_cmd", "command", "Relevance labels from an LLM or offline embedding judge: pairs, run, calibrate."),
+    "diff": ("ranklens.cli.diff_cmd", "command", "Which documents changed a measure between two runs: exact per-document decomposition, RBO, tau."),
+    "bounds": ("ranklens.cli.bounds_cmd", "command", "Range of each measure over every labelling of the unjudged top-k documents."),
     "synth": ("ranklens.cli.synth_cmd", "command", "Synthetic evaluation queries from a document collection via an LLM, round-trip filtered."),
 }
 
