@@ -10,7 +10,13 @@ Command line: ``ranklens windows IMPRESSIONS EVENTS --labels RULES.toml --window
 """
 
 from ranklens.production.drift import DriftRow, drift_rows, psi
-from ranklens.production.logs import EngagementColumns, ImpressionColumns, parse_duration, read_engagement, read_impressions
+from ranklens.production.logs import (
+    EngagementColumns,
+    ImpressionColumns,
+    parse_duration,
+    read_engagement,
+    read_impressions,
+)
 from ranklens.production.windows import WindowReport, WindowRow, compute_windows
 
 __all__ = [

@@ -290,19 +290,16 @@ def _normal_ci(values: np.ndarray, z: float) -> tuple[float, float, float]:
 
 def _ips(sub: Any, rules: LabelRules, click: str, k: int, snips: bool, n_boot: int, confidence: float, seed: int) -> tuple[float, float, float]:
     """IPS (or SNIPS) DCG@k of the system's score ranking, each request its own context and page."""
+    import polars as pl
+
     from ranklens.unbiased import ips_dcg
 
     column = rules.signal(click).source_column
-    log = sub.select("request", "item", "position", pl_col(column, "click"))
-    target = {}
+    log = sub.select("request", "item", "position", pl.col(column).alias("click"))
+    target: dict[str, dict[str, float]] = {}
     for r, item, score in zip(sub["request"].to_list(), sub["item"].to_list(), sub["score"].to_list()):
         target.setdefault(r, {})[item] = float(score)
     est = ips_dcg(log, target, k=k, self_normalize=snips, n_boot=n_boot, confidence=confidence, seed=seed,
                   query="request", impression="request")
     return est.value, est.ci_low, est.ci_high
 
-
-def pl_col(name: str, alias: str) -> Any:
-    import polars as pl
-
-    return pl.col(name).alias(alias)
