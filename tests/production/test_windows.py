@@ -5,7 +5,7 @@ known click probability ρ; clicks follow the position-based model P(click) = θ
 arrive an exponential delay (mean 4 h) after the impression. System A ranks by ρ, B by a noisy ρ; from day 3
 A shows random candidates in a random order in segment ``app`` (the drop; the others favour the
 first candidates, so the shown-item popularity shifts too). On day 4 every score is shifted by +1.5 (the drift).
-Plus 5 orphan events and 3 events before their impression (clock skew).
+Plus 5 orphan events (and one more after --as-of) and 3 events before their impression (clock skew).
 """
 
 from __future__ import annotations
@@ -98,6 +98,8 @@ def generate(seed: int = 11) -> tuple[dict[str, list], dict[str, list], dict]:
                             ev["timestamp"].append(float(np.floor(shown)) + float(np.ceil(rng.exponential(4 * 3600))))
     for i in range(5):  # orphans: requests never shown
         ev["request"].append(f"ghost{i}"), ev["item"].append("x"), ev["event"].append("click"), ev["timestamp"].append(T0 + 3600)
+    # an orphan that has not arrived by --as-of: counted as after as-of, not as an orphan
+    ev["request"].append("ghost-late"), ev["item"].append("x"), ev["event"].append("click"), ev["timestamp"].append(AS_OF + 60)
     for i in (0, 100, 200):  # clock skew: a click a minute before its impression
         shown = datetime.strptime(imp["timestamp"][i], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
         ev["request"].append(imp["request"][i]), ev["item"].append(imp["item"][i]), ev["event"].append("click")
@@ -226,7 +228,7 @@ def test_provisional_windows_and_the_counts(log, report) -> None:
         assert w["provisional"] == (end == T0 + DAYS * DAY)  # only the last day's label window is still open
     c = report["counts"]
     assert c["orphan_events"] == 5 and c["clock_skew_events"] == 3
-    late = sum(1 for r, t in zip(ev["request"][:-8], ev["timestamp"][:-8])
+    late = sum(1 for r, t in zip(ev["request"][:-9], ev["timestamp"][:-9])
                if t <= AS_OF and t - T0 > 0 and t > _shown(imp, r) + DELAY)
     after = sum(1 for t in ev["timestamp"] if t > AS_OF)
     assert late > 0 and c["late_events"] == late and c["events_after_as_of"] == after
@@ -280,3 +282,25 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, which, content, message) -> 
     assert out.exit_code == 2
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], out.output
+
+
+def test_reference_window_option(log) -> None:
+    imp_path, ev_path, rules_path, *_ = log
+    shifted = _iso(T0 + SHIFT_DAY * DAY)[:10]
+    rep = compute_windows(str(imp_path), str(ev_path), str(rules_path), measures=["DCG@10"], segment_col="segment",
+                          system_col="system", reference_window=shifted)
+    assert rep.reference_window == _iso(T0 + SHIFT_DAY * DAY)
+    score = [d for d in rep.drift if d.what == "score"]
+    # against the shifted day every other day is a shift
+    assert len(score) == (DAYS - 1) * 4 and all(d.flag for d in score)
+    out = CliRunner().invoke(cli, ["windows", str(imp_path), str(ev_path), "--labels", str(rules_path), "-m", "DCG@10",
+                                   "--reference-window", "2026-01-05T06:00:00Z"])
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1
+    assert "--reference-window '2026-01-05T06:00:00Z' is not the start of a window" in out.output
+
+
+def test_unknown_measure_is_one_line(log) -> None:
+    imp_path, ev_path, rules_path, *_ = log
+    out = CliRunner().invoke(cli, ["windows", str(imp_path), str(ev_path), "--labels", str(rules_path),
+                                   "-m", "nDCG@10", "IPX-DCG@10"])
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1 and "IPX-DCG@10" in out.output, out.output
