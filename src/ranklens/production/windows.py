@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ranklens.engine import evaluate
-from ranklens.errors import InputError
+from ranklens.errors import InputError, MeasureError
 from ranklens.labels import LabelRules, labels_from_events, load_rules
 from ranklens.production.drift import DriftRow, drift_rows
 from ranklens.production.logs import (
@@ -245,7 +245,10 @@ def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool
         else:
             engine.append(str(m))
     if engine:
-        parse_many(engine)  # an unknown measure is a MeasureError naming the nearest one
+        try:
+            parse_many(engine)
+        except MeasureError as exc:
+            raise MeasureError(f"{exc}; besides the engine's measures, windows takes IPS-DCG@k and SNIPS-DCG@k") from None
     if not engine and not ips:
         raise InputError("no measure given (-m nDCG@10 DCG@10 IPS-DCG@10)")
     return engine, ips
