@@ -4,7 +4,6 @@ per-window quality and drift from production logs (a face over :func:`ranklens.p
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
@@ -13,23 +12,13 @@ from ranklens.cli._quiet import say
 
 
 class _WindowsCommand(click.Command):
-    """``-m A B C`` means ``-m A -m B -m C`` (IPS-DCG@k is not an engine measure, so every word up to the
-    next option that is not an existing file is taken)."""
+    """``-m A B C`` means ``-m A -m B -m C``, IPS-DCG@k and SNIPS-DCG@k included (they are not engine measures)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        out: list[str] = []
-        i = 0
-        while i < len(args):
-            tok = args[i]
-            out.append(tok)
-            i += 1
-            if tok in ("-m", "--measure") and i < len(args):
-                out.append(args[i])
-                i += 1
-                while i < len(args) and not args[i].startswith("-") and not os.path.exists(args[i]):
-                    out.extend([tok, args[i]])
-                    i += 1
-        return super().parse_args(ctx, out)
+        from ranklens.cli._measure_args import expand_measure_args
+        from ranklens.production.windows import IPS_MEASURE
+
+        return super().parse_args(ctx, expand_measure_args(args, also=lambda token: IPS_MEASURE.match(token) is not None))
 
 
 _IMP_ROLES = ("request", "query", "item", "position", "score", "timestamp")

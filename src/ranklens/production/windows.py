@@ -36,7 +36,8 @@ from ranklens.production.logs import (
 
 __all__ = ["WindowReport", "WindowRow", "compute_windows"]
 
-_IPS = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
+#: the measure spellings computed by :func:`ranklens.unbiased.ips_dcg` rather than the engine
+IPS_MEASURE = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool
     engine: list[str] = []
     ips: list[tuple[str, int, bool]] = []
     for m in measures:
-        hit = _IPS.match(str(m).strip())
+        hit = IPS_MEASURE.match(str(m).strip())
         if hit:
             ips.append((str(m).strip(), int(hit.group(2)), hit.group(1).upper() == "SNIPS"))
         else:
