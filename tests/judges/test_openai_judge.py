@@ -36,7 +36,10 @@ def _judge(url: str, usage: Usage | None = None, **kw: object) -> OpenAIJudge:
 def test_every_failure_mode_is_survived_and_counted_exactly(llm_server, tmp_path: Path) -> None:
     cache = JudgeCache(tmp_path / "cache.sqlite")
     waits: list[float] = []
-    res = judge_pairs(_pairs(), _judge(llm_server.url, sleep=waits.append), cache=cache, concurrency=4)
+    # the slow answer takes twice the deadline; every other answer has 2 s, so a busy machine does not turn a
+    # quick answer into a timeout (the test counts requests exactly)
+    llm_server.slow_seconds = 4.0
+    res = judge_pairs(_pairs(), _judge(llm_server.url, timeout=2.0, sleep=waits.append), cache=cache, concurrency=4)
 
     assert llm_server.requests == sum(c[2] for c in CASES) == 28
     for query, _, cost, _ in CASES:

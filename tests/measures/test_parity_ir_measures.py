@@ -79,7 +79,7 @@ def _ir_values(measure: object, qrels: dict, run: dict) -> dict[str, float] | No
 
 #: ir_measures strings that ranklens reads otherwise, on purpose (each said in docs/measures-ir_measures.md)
 READ_OTHERWISE = {
-    "RBP": "trec_eval's persistence p = 0.9 (ir_measures: 0.8); write RBP(p=0.8)",
+    "RBP": "trec_eval's rbp (TrecRBP; ir_measures': Moffat & Zobel's, p = 0.8); write MZRBP(p=0.8)@k",
     "ERR": "R = (2^g − 1)/2^max_rel with max_rel the largest label (ir_measures' gdeval: 4); write ERR(max_rel=4)@k",
 }
 
@@ -155,7 +155,7 @@ def test_hr_is_hit_rate_not_recall() -> None:
     assert [str(m) for m in parse_many("HR@10")] == ["Success@10"]
 
 
-@pytest.mark.parametrize(("theirs", "ours"), [("RBP(p=0.8)@20", "RBP(p=0.8)@20"), ("ERR@10", "ERR(max_rel=4)@10")])
+@pytest.mark.parametrize(("theirs", "ours"), [("RBP(p=0.8)@20", "MZRBP(p=0.8)@20"), ("ERR@10", "ERR(max_rel=4)@10")])
 def test_what_reads_otherwise_has_a_spelling_with_their_values(theirs: str, ours: str) -> None:
     qrels, run = _collection()
     values = _ir_values(ir_measures.parse_measure(theirs), qrels, run)
@@ -170,7 +170,7 @@ def test_ir_measures_objects_mean_what_ir_measures_means() -> None:
     from ranklens.measures.language import measure_items
 
     assert [str(m) for m in parse_many([ir_measures.RBP, ir_measures.ERR @ 10, ir_measures.nDCG @ 10])] == [
-        "RBP(p=0.8)", "ERR(max_rel=4)@10", "nDCG@10"]
+        "MZRBP(p=0.8)", "ERR(max_rel=4)@10", "nDCG@10"]
     assert measure_items(ir_measures.SetR) == parse_many("SetR")
     qrels, run = _collection()
     theirs = _ir_values(ir_measures.ERR @ 10, qrels, run)

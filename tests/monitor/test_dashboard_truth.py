@@ -282,7 +282,7 @@ def test_series_has_threshold_alerts_and_band(server: ServerProcess, client: Any
 # ---------------------------------------------------------------------------------------------------------
 # the three dashboard items in Chromium, with screenshots
 
-from .test_browser import Watched, _open_with_charts, browser_context, demo_server  # noqa: E402,F401
+from .test_browser import Watched, _open_with_charts, browser_context, demo_server  # noqa: E402,F401,F811
 
 
 @pytest.mark.browser

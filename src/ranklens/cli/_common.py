@@ -9,7 +9,7 @@ from typing import Any, TypeVar, overload
 
 import click
 
-from ranklens.cli.defaults import DEFAULT_MEASURES  # (re-exported: eval, compare and gate read it here)
+from ranklens.cli.defaults import DEFAULT_MEASURES  # noqa: F401 (re-exported: eval, compare and gate read it here)
 from ranklens.data.formats import RUN_FILES
 from ranklens.errors import FormatError
 
@@ -246,7 +246,8 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
         click.option(
             "--aggregate",
             type=click.Choice(["mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max"]),
-            help="How per-user values of the measures with agg= combine (default mean; per measure: Novelty(agg=median)@10).",
+            help="How the per-query (per-user) values of every measure averaged over queries combine (default mean; "
+            "per measure: nDCG(agg=median)@10); sums and geometric means (NumRet, GMAP) are refused with it.",
         ),
         click.option(
             "--plugin",

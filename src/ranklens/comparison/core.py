@@ -18,7 +18,15 @@ from ranklens.comparison.inputs import load_costs, load_segments, segment_counts
 from ranklens.comparison.pairing import pair_results
 from ranklens.comparison.pareto import ParetoPoint, pareto_points
 from ranklens.comparison.rows import (
-    ComparisonRow, Plan, QueryDelta, SummaryRow, compare_segment, correct, is_system, summary_rows, system_rows,
+    ComparisonRow,
+    Plan,
+    QueryDelta,
+    SummaryRow,
+    compare_segment,
+    correct,
+    is_system,
+    summary_rows,
+    system_rows,
 )
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.language import MeasuresArg

@@ -17,7 +17,7 @@ from ranklens.errors import FormatError, did_you_mean
 
 __all__ = [
     "DOC_ALIASES", "FLOAT_QRELS", "LABEL_ALIASES", "POSITION_NAMES", "QRELS", "QUERY_ALIASES", "RUN", "SCORE_ALIASES",
-    "ColumnMap", "Kind", "column_roles", "qrels_kind", "rank_columns", "resolve_columns",
+    "ColumnMap", "Kind", "ambiguous_keys", "column_roles", "qrels_kind", "rank_columns", "resolve_columns",
 ]
 
 #: Accepted column names (lower case), preferred first. Used by CSV/TSV, JSON Lines, Parquet and frames.
@@ -253,3 +253,40 @@ def resolve_columns(
     return positions["query"], positions["doc"], positions["value"]
 
 
+
+
+def ambiguous_keys(
+    names: Sequence[str], kind: Kind, source: str, line: int | None = None, *, mapping: Mapping[str, str] | None = None
+) -> FormatError | None:
+    """The error for ``names`` (the keys of one JSON Lines object) holding two keys for one role, or None.
+
+    Two aliases of the query id (``topic`` and ``qid``), of the document id or of the value are ambiguous:
+    which one is meant would depend on a preference order, and a reader that took its key names from another
+    line would take another one (issue 22 item 9). A role that ``mapping`` (from :func:`column_roles`) names
+    is not ambiguous; nor is qrels' ``score`` next to another label key (it is the label only when no other
+    label key is there, as for a table's columns).
+
+    >>> str(ambiguous_keys(["topic", "doc_id", "score", "qid"], RUN, "r.jsonl", 3))
+    "r.jsonl:3: keys 'topic' and 'qid' both name the query id: which one is meant is ambiguous; remove one, or name it with --run-columns query_id=KEY (columns= in Python)"
+    >>> ambiguous_keys(["qid", "doc_id", "relevance", "score"], QRELS, "q.jsonl") is None
+    True
+    """
+    lowered = [str(n).strip().lower() for n in names]
+    mapped = {column.strip().lower() for column in (mapping or {}).values()}
+    roles = (("query", QUERY_ALIASES, "the query id"), ("doc", DOC_ALIASES, "the document id"),
+             ("value", kind.value_aliases, f"the {kind.value}"))
+    for role, aliases, what in roles:
+        if mapping is not None and role in mapping:
+            continue
+        hits = [i for i, n in enumerate(lowered) if n in aliases and n not in mapped]
+        if role == "value" and kind.name == "qrels" and any(lowered[i] != "score" for i in hits):
+            hits = [i for i in hits if lowered[i] != "score"]
+        if len(hits) > 1:
+            option = {"query": "query_id", "doc": "doc_id"}.get(role, kind.value_option)
+            return FormatError(
+                source,
+                f"keys '{names[hits[0]]}' and '{names[hits[1]]}' both name {what}: which one is meant is ambiguous; "
+                f"remove one, or name it with --{kind.name}-columns {option}=KEY (columns= in Python)",
+                line,
+            )
+    return None

@@ -57,7 +57,7 @@ from ranklens.data.readers import (
     trec,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError, did_you_mean
+from ranklens.errors import FormatError
 
 
 def _reader(name: str) -> Any:
@@ -108,7 +108,7 @@ def _role(role: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
 def mark_role(error: FormatError, role: str) -> FormatError:
     """Set ``error.input_role`` (unless already set) and return the error."""
     if getattr(error, "input_role", None) is None:
-        setattr(error, "input_role", role)
+        setattr(error, "input_role", role)  # noqa: B010 (FormatError declares no such attribute)
     return error
 
 
@@ -418,8 +418,13 @@ def _load(source: PathLike, format: str | None, *, map_text: bool = False) -> tu
         except (OSError, EOFError, zlib.error) as e:
             raise FormatError(display, f"expected gzip-compressed data, but it is corrupt or truncated ({e})") from None
     elif compressed and data:
-        raise FormatError(display, "expected gzip-compressed data (the name ends in .gz), got uncompressed bytes")
+        raise not_gzip(display)
     return display, fmt, data
+
+
+def not_gzip(display: str) -> FormatError:
+    """The error for a file whose name ends in ``.gz`` and whose bytes are not gzip."""
+    return FormatError(display, "expected gzip-compressed data (the name ends in .gz), got uncompressed bytes")
 
 
 STDIN = "<stdin>"
@@ -542,10 +547,13 @@ def open_input(path: str) -> Iterator[tuple[BinaryIO, bool]]:
     """Open ``path`` once and yield ``(stream, gzipped)``: its bytes, gunzipped on the fly when they start
     with gzip's magic. The magic is read from the same handle, so a pipe or a FIFO (which cannot be
     opened twice, nor re-read) loses nothing. Opening fails with a :class:`FormatError` naming the
-    file; reading a corrupt gzip stream raises ``OSError``/``EOFError``/``zlib.error`` (the caller
-    knows where it was)."""
+    file, and so does a name ending in ``.gz`` on bytes that are not gzip (the rule of :func:`read_run`);
+    reading a corrupt gzip stream raises ``OSError``/``EOFError``/``zlib.error`` (the caller knows where
+    it was)."""
     with _open(path) as handle:
         head = _read(handle, 2, path)
+        if head and head != _GZIP_MAGIC and RUN_FILES.extension_of(path)[1]:
+            raise not_gzip(path)
         stream: BinaryIO
         if _is_regular(handle):
             handle.seek(0)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Measure
+from ranklens.measures.base import Measure, cutoff_of
 from ranklens.measures.registry import get_family
 
 __all__ = ["IR_MEASURES_ONLY", "from_ir_measures", "ir_measures_only"]
@@ -124,7 +124,7 @@ def _cutoff(cutoff: str | None, text: str) -> int | None:
         return None
     if not cutoff.isdigit():
         raise MeasureError(f"'{text}': the cutoff must be a positive integer; got {cutoff!r}")
-    return int(cutoff)
+    return cutoff_of(cutoff, f"'{text}'")  # (bounded: issue 22 item 17)
 
 
 def _build(family: str, params: dict[str, object], cutoff: int | None) -> Measure:
@@ -210,7 +210,7 @@ def _err(params: dict[str, object], at: str | None, text: str) -> Measure:
 def _rbp(params: dict[str, object], at: str | None, text: str) -> Measure:
     params = _judged(params, text)
     params.setdefault("p", 0.8)  # (ir_measures' default persistence; trec_eval's and ranklens' is 0.9)
-    return _build("RBP", params, _cutoff(at, text))
+    return _build("MZRBP", params, _cutoff(at, text))  # (ir_measures' RBP is Moffat & Zobel's, binary at rel)
 
 
 _TRANSLATE: dict[str, Callable[[dict[str, object], str | None, str], Measure]] = {

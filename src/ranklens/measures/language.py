@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Family, Measure
+from ranklens.measures.base import Family, Measure, cutoff_of
 from ranklens.measures.registry import families, get_family
 
 __all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
@@ -121,8 +121,9 @@ def parse_many(texts: MeasuresArg, *, rel_level: float | None = None) -> list[Me
     trec_eval prints (``ndcg_cut_10``), ranx names (``hit_rate@10``, ``ndcg_burges@10``, ``hits@10``) and
     cutoff lists (``nDCG@5,10``, ``P@[5,10]``).
 
-    A name is read as a ranklens measure first (case-insensitively: ``rbp`` is ``RBP``, ``recall`` is
-    ``R``); only what is not one is read as a trec_eval name (``P`` alone is trec_eval's P.5 … P.1000).
+    A name is read as a ranklens measure first (case-insensitively: ``mrr`` is ``RR``, ``recall@10`` is
+    ``R@10``), except that a bare trec_eval name is trec_eval's measures (``P`` and ``recall`` alone are
+    trec_eval's P.5 … P.1000 and recall.5 … recall.1000; ``rbp`` and ``RBP`` are trec_eval's RBP, TrecRBP).
     ``rel_level`` sets ``rel`` for every measure that has the parameter and does not set it (trec_eval ``-l``).
     Duplicates are removed, first occurrence kept.
 
@@ -161,9 +162,11 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     if tail is not None:
         return [_language(f"{head}@{k}", text) for k in tail], None
     try:
-        return [_language(src, text)], None
+        found = [_language(src, text)]
     except MeasureError as err:
         language_error = err
+    else:
+        return _as_trec_eval_reads(src, found), None
     name, dot, params = src.partition(".")
     shadow = trec_names.shadowed(name)
     if shadow is not None and dot:
@@ -192,6 +195,17 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     raise language_error
 
 
+def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
+    """A bare trec_eval name (no parameters, no cutoff) means trec_eval's measures: ``recall`` is recall.5 …
+    recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
+    from ranklens.measures import trec_names
+
+    if not _NAME.fullmatch(src) or src.lower() not in trec_names.TREC_MEASURES:
+        return found
+    theirs = [m for _, m in trec_names.parse_trec(src)]
+    return theirs or found
+
+
 def _known_family(match: re.Match[str] | None) -> bool:
     if match is None:
         return False
@@ -211,7 +225,7 @@ def _head_and_cutoff_list(src: str) -> tuple[str, list[int] | None]:
     if m is None:
         return src, None
     listed = m.group(1) if m.group(1) is not None else m.group(2)
-    return src[:at], [int(k) for k in listed.split(",")]
+    return src[:at], [cutoff_of(k.strip(), src[:at]) for k in listed.split(",")]
 
 
 def _language(src: str, text: str) -> Measure:
@@ -243,7 +257,7 @@ def _language(src: str, text: str) -> Measure:
         if not _CUTOFF.fullmatch(rest):  # ASCII digits only: '@²' and '@١٠' are not cutoffs
             hint = " (separate several measures with spaces: -m nDCG@10 AP)" if "," in rest else ""
             raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'{hint}")
-        cutoff = int(rest[1:])
+        cutoff = cutoff_of(rest[1:], name)
     if cutoff is None and not preset and name.lower() in NO_CUTOFF_TWINS:
         family = get_family(NO_CUTOFF_TWINS[name.lower()])  # 'f1': ranx's set F1; 'F1@10' is F1@k
     return Measure.build(family, params, cutoff)
@@ -342,6 +356,8 @@ def closest(word: str, candidates: list[str]) -> str | None:
     best: tuple[int, int, int] | None = None
     choice = None
     for i, c in enumerate(candidates):
+        if abs(len(c) - len(low)) > limit:  # the distance is at least the difference in length: skip the work
+            continue
         d = _distance(low, c.lower())
         if d > limit:
             continue

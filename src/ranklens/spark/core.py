@@ -14,6 +14,7 @@ from ranklens.data.qrels import Qrels
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
+from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import DuplicateError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
@@ -247,6 +248,7 @@ def finish(
         )
         add(report.messages())
         add(phases.get(f"recsys:{o}", ()))
+    add(phases.get("pool", ()))
     add(phases.get("empty", ()))
     return assemble(name, probe.measures, [qids[i] for i in order], values[order], notes, probe.options(), system)
 
@@ -294,6 +296,7 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     cells: list[tuple[int, int, float]] = []
     listed: list[Any] = []
     notes: dict[str, dict[str, list[Any]]] = {}
+    pooled: tuple[list[int], list[int]] = ([], [])
     for row in rows:
         kind = row["kind"]
         if kind == 1:
@@ -305,6 +308,8 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
             cells.append((i, row["measure"], row["value"]))
         elif kind in (3, 4):
             listed.append(row)
+        elif kind == 6:  # the queries judged on the run's own top d (engine/pool.py): their number, each depth
+            pooled[0 if row["measure"] == 0 else 1].append(int(row["value"]))
         elif kind == 5:
             entry = notes.setdefault(row["query_id"], {}).setdefault(row["doc_id"], [row["measure"], 0, 0, row["value"] is None])
             entry[0] = min(entry[0], row["measure"])
@@ -318,7 +323,11 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
     stats = [per_order[o] for o in sorted(per_order)] or [dict.fromkeys(STATS, 0)]
     system = system_values(probe, plan, listed, run_name="run") if plan else {}
-    return per_query, list(index), values, stats, out, merge_notes(notes), system
+    merged = merge_notes(notes)
+    pool_note = self_pool_note(probe.measures, SelfPool(sum(pooled[0]), tuple(sorted(pooled[1]))))
+    if pool_note is not None:
+        merged["pool"] = [pool_note]
+    return per_query, list(index), values, stats, out, merged, system
 
 
 # ── system-level measures: the bucket's top-k rows (and judged rows for the pooled AUC), the kernels on the driver
@@ -604,6 +613,9 @@ def evaluate_bucket(
         out.extend((1, None, o * len(STATS) + i, float(c)) for i, c in enumerate(counts))
     for o, (_, depth, top_k, pooled) in (plan or {}).items():
         out.extend(bucket_lists_rows(ev.lists[o], o, depth, top_k, pooled))
+    if ev.last_pool is not None:  # (kind 6: the driver words the note over every bucket)
+        out.append((6, None, 0, float(ev.last_pool.queries)))
+        out.extend((6, None, 1, float(d)) for d in ev.last_pool.depths)
     for phase, notes, every in watched:
         if every is None:
             for i, note in enumerate(notes):
