@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import click
 
@@ -57,9 +58,10 @@ def _looks_like_path(token: str) -> bool:
     return bool(eq and name and os.path.exists(path))
 
 
-def expand_measure_args(args: list[str]) -> list[str]:
+def expand_measure_args(args: list[str], also: Callable[[str], bool] | None = None) -> list[str]:
     """Rewrite ``-m A B C`` into ``-m A -m B -m C``; a token after the first value joins the list only if
-    it reads as a measure and is not an existing file (so ``-m nDCG@10 qrels.txt run.txt`` still works).
+    it reads as a measure and is not an existing file (so ``-m nDCG@10 qrels.txt run.txt`` still works), or
+    ``also`` says it is one of the command's own measures.
 
     >>> expand_measure_args(["q.txt", "r.txt", "-m", "nDCG@10", "AP", "P@5"])
     ['q.txt', 'r.txt', '-m', 'nDCG@10', '-m', 'AP', '-m', 'P@5']
@@ -76,7 +78,7 @@ def expand_measure_args(args: list[str]) -> list[str]:
         if tok in MEASURE_FLAGS and i < len(args):
             out.append(args[i])
             i += 1
-            while i < len(args) and _is_measure(args[i]):
+            while i < len(args) and ((also is not None and also(args[i])) or _is_measure(args[i])):
                 out.extend([tok, args[i]])
                 i += 1
     return out

@@ -1,0 +1,309 @@
+"""Per-window quality from production logs: impressions + late engagement → labels (the rules of
+``labels from-events``) → nDCG@k / DCG@k per request (the engine) and IPS-DCG@k (:func:`ranklens.unbiased.ips_dcg`)
+per window × segment × system, with intervals, provisional windows and drift.
+
+Engagement counts for an impression only inside its label window ``[shown, shown + label_delay]``: an event
+before its impression is clock skew (counted, not used), one after the label window is late (counted, not
+used), one for a (request, item) that was never shown is an orphan (counted), one after ``as_of`` has not
+arrived yet (counted, not used). A window is *provisional*
+while its label window is open: ``window end + label_delay > as_of`` (default ``as_of``: the latest event).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from ranklens.engine import evaluate
+from ranklens.errors import InputError, MeasureError
+from ranklens.labels import LabelRules, labels_from_events, load_rules
+from ranklens.production.drift import DriftRow, drift_rows
+from ranklens.production.logs import (
+    EngagementColumns,
+    ImpressionColumns,
+    parse_duration,
+    read_engagement,
+    read_impressions,
+    timestamps,
+)
+
+__all__ = ["WindowReport", "WindowRow", "compute_windows"]
+
+#: the measure spellings computed by :func:`ranklens.unbiased.ips_dcg` rather than the engine
+IPS_MEASURE = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class WindowRow:
+    """One measure of one window × segment × system: the mean over its requests, an interval, ``n`` requests."""
+
+    start: str
+    end: str
+    segment: str
+    system: str
+    measure: str
+    value: float
+    ci: tuple[float, float]
+    n: int
+    provisional: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "segment": self.segment, "system": self.system,
+                "measure": self.measure, "value": _num(self.value), "ci": [_num(self.ci[0]), _num(self.ci[1])],
+                "n": self.n, "provisional": self.provisional}
+
+
+@dataclass(frozen=True)
+class WindowReport:
+    """What :func:`compute_windows` found: the rows, the drift checks and the counts of what was not used."""
+
+    windows: list[WindowRow]
+    drift: list[DriftRow]
+    counts: dict[str, int]
+    as_of: str
+    reference_window: str
+    intervals: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"windows": [w.to_dict() for w in self.windows],
+                "drift": [{k: (_num(v) if isinstance(v, float) else v) for k, v in d.to_dict().items()} for d in self.drift],
+                "counts": dict(self.counts), "as_of": self.as_of, "reference_window": self.reference_window,
+                "intervals": dict(self.intervals)}
+
+    def notes(self) -> list[str]:
+        """What was counted and not used, as sentences."""
+        c = self.counts
+        out = []
+        if c.get("orphan_events"):
+            out.append(f"{c['orphan_events']} engagement events for impressions not in the log (orphans): not used")
+        if c.get("clock_skew_events"):
+            out.append(f"{c['clock_skew_events']} engagement events before their impression (clock skew): not used")
+        if c.get("late_events"):
+            out.append(f"{c['late_events']} engagement events after their label window closed: not used")
+        if c.get("unlabelled_requests"):
+            out.append(f"{c['unlabelled_requests']} request-windows with no labelled item: not in nDCG/DCG")
+        return out
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _time(text: str) -> float:
+    import polars as pl
+
+    from ranklens.labels.events import EventLog
+
+    return float(timestamps(EventLog(pl.DataFrame({"time": [text]}), "<option>"), "time")[0])
+
+
+def compute_windows(
+    impressions: Any,
+    events: Any,
+    labels: Any,
+    *,
+    window: str = "1d",
+    measures: tuple[str, ...] | list[str] = ("nDCG@10", "DCG@10", "IPS-DCG@10"),
+    segment_col: str | None = None,
+    system_col: str | None = None,
+    label_delay: str = "24h",
+    reference_window: str | None = None,
+    as_of: str | None = None,
+    impression_columns: ImpressionColumns | None = None,
+    engagement_columns: EngagementColumns | None = None,
+    click_signal: str = "click",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> WindowReport:
+    """Per window × segment × system quality and drift from an impressions log and an engagement log.
+
+    Labels: the engagement in each impression's label window becomes its signal columns (an ``event``
+    signal is 1 when an event of that type happened; ``fraction``/``mean`` signals take the largest value),
+    then the rules of ``labels from-events`` grade each (rules' ``[columns] query``, item) pair over the
+    window's impressions of that segment and system. Each request is evaluated against the labels of its
+    (query) by the engine, ranked by score. ``IPS-DCG@k`` (or ``SNIPS-DCG@k``) is ``ips_dcg`` of the
+    system's score ranking from the shown positions and the ``click_signal`` events, each request a page.
+
+    Intervals: normal over requests (mean ± z·sd/√n) for engine measures; percentile bootstrap over
+    requests (``n_boot``) for IPS.
+
+    >>> imp = {"request": ["r1", "r1"], "query": ["q", "q"], "item": ["a", "b"], "position": [1, 2],
+    ...        "score": [2.0, 1.0], "timestamp": ["2026-01-05T10:00:00Z"] * 2}
+    >>> ev = {"request": ["r1"], "item": ["b"], "event": ["click"], "timestamp": ["2026-01-05T10:05:00Z"]}
+    >>> rules = {"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0}
+    >>> rep = compute_windows(imp, ev, rules, measures=["nDCG@10"])
+    >>> row = rep.windows[0]
+    >>> row.start, round(row.value, 6), row.n, row.provisional
+    ('2026-01-05T00:00:00Z', 0.63093, 1, True)
+    """
+    import polars as pl
+
+    width = parse_duration(window)
+    delay = parse_duration(label_delay)
+    if width <= 0:
+        raise InputError(f"--window must be longer than 0; got {window!r}")
+    rules: LabelRules = load_rules(labels)
+    engine_measures, ips_measures = _split_measures(measures)
+    base = impression_columns or ImpressionColumns()
+    # the labels' group: the rules' [columns] query names an impressions column (e.g. "request" for labels per
+    # impression); left at its default, it is the impressions' query column
+    icols = replace(base, segment=segment_col or base.segment, system=system_col or base.system,
+                    query=rules.query if rules.query != "query" else base.query)
+    imp = read_impressions(impressions, icols)
+    group_col = "query"
+    if ips_measures and click_signal not in {s.name for s in rules.signals if s.kind == "event"}:
+        raise InputError(f"IPS-DCG needs an event signal named {click_signal!r} in the rules' [signals]")
+    needs_value = any(s.kind != "event" for s in rules.signals)
+    ev = read_engagement(events, engagement_columns or EngagementColumns(), need_value=needs_value)
+
+    # engagement → the impression it belongs to
+    keyed = imp.select("request", "item", pl.col("ts").alias("shown")).with_row_index("imp")
+    joined = ev.join(keyed, on=["request", "item"], how="left")
+    orphan = joined["imp"].is_null().to_numpy()
+    now = _time(as_of) if as_of else (float(ev["ts"].max()) if ev.height else float(imp["ts"].max()) if imp.height else 0.0)
+    future = (joined["ts"] > now).to_numpy()  # with --as-of: not yet arrived then
+    orphan &= ~future
+    matched = joined.filter(pl.col("imp").is_not_null() & (pl.col("ts") <= now))
+    skew = (matched["ts"] < matched["shown"]).to_numpy()
+    late = (matched["ts"] > matched["shown"] + delay).to_numpy()
+    used = matched.filter(pl.Series(~skew & ~late))
+    counts = {"impressions": imp.height, "requests": int(imp["request"].n_unique()), "events": ev.height,
+              "orphan_events": int(orphan.sum()), "clock_skew_events": int(skew.sum()), "late_events": int(late.sum()),
+              "events_after_as_of": int(future.sum()),
+              "unlabelled_requests": 0}
+
+    # signal columns per impression
+    frame = imp
+    for s in rules.signals:
+        of_type = used.filter(pl.col("event") == s.source_column)
+        agg = of_type.group_by("imp").agg((pl.len() > 0).cast(pl.Float64).alias("v") if s.kind == "event" else pl.col("value").max().alias("v"))
+        col = np.zeros(imp.height)
+        col[agg["imp"].to_numpy()] = agg["v"].to_numpy()
+        frame = frame.with_columns(pl.Series(f"__signal_{s.name}", col))
+    signal_rules = replace(rules, query=group_col, item="item", position="position",
+                           signals=tuple(replace(s, column=f"__signal_{s.name}") for s in rules.signals))
+
+    # windows
+    win = np.floor(frame["ts"].to_numpy() / width).astype(np.int64)
+    first = int(win.min()) if win.size else 0
+    index = win - first
+    n_windows = int(index.max()) + 1 if index.size else 0
+    starts = [_iso((first + i) * width) for i in range(n_windows)]
+    ref = 0
+    if reference_window:
+        t = _time(reference_window)
+        ref = int(math.floor(t / width)) - first
+        if not 0 <= ref < n_windows or (first + ref) * width != t and reference_window not in starts:
+            raise InputError(f"--reference-window {reference_window!r} is not the start of a window in the log; "
+                             f"the windows start at {starts[0]} … {starts[-1]}" if starts else "the log is empty")
+    frame = frame.with_columns(pl.Series("__w", index))
+
+    rows: list[WindowRow] = []
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    for (w, segment, system), sub in sorted(frame.group_by(["__w", "segment", "system"]), key=lambda kv: tuple(map(str, kv[0]))):
+        w = int(w)
+        start, end = (first + w) * width, (first + w + 1) * width
+        provisional = bool(end + delay > now)
+        meta = (_iso(start), _iso(end), str(segment), str(system))
+        if engine_measures:
+            lab = labels_from_events(sub, signal_rules)
+            per_request = _per_request(sub, group_col, lab.qrels, engine_measures)
+            counts["unlabelled_requests"] += int(sub["request"].n_unique()) - per_request[1]
+            for m in engine_measures:
+                vals = per_request[0].get(m, np.zeros(0))
+                mean, lo, hi = _normal_ci(vals, z)
+                rows.append(WindowRow(*meta, m, mean, (lo, hi), int(vals.size), provisional))
+        for name, k, snips in ips_measures:
+            est = _ips(sub, signal_rules, click_signal, k, snips, n_boot, confidence, seed)
+            rows.append(WindowRow(*meta, name, est[0], (est[1], est[2]), int(sub["request"].n_unique()), provisional))
+    drift = drift_rows(frame, index, starts, ref)
+    intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
+    intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" for name, _, _ in ips_measures})
+    return WindowReport(rows, drift, counts, _iso(now), starts[ref] if starts else "", intervals)
+
+
+def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool]]]:
+    from ranklens.measures import parse_many
+
+    engine: list[str] = []
+    ips: list[tuple[str, int, bool]] = []
+    for m in measures:
+        hit = IPS_MEASURE.match(str(m).strip())
+        if hit:
+            ips.append((str(m).strip(), int(hit.group(2)), hit.group(1).upper() == "SNIPS"))
+        else:
+            engine.append(str(m))
+    if engine:
+        try:
+            parse_many(engine)
+        except MeasureError as exc:
+            raise MeasureError(f"{exc}; besides the engine's measures, windows takes IPS-DCG@k and SNIPS-DCG@k") from None
+    if not engine and not ips:
+        raise InputError("no measure given (-m nDCG@10 DCG@10 IPS-DCG@10)")
+    return engine, ips
+
+
+def _per_request(sub: Any, group_col: str, qrels: Any, measures: list[str]) -> tuple[dict[str, np.ndarray], int]:
+    """Per-request values of the engine measures: each request judged by the labels of its group (query)."""
+    import polars as pl
+
+    from ranklens.data.qrels import Qrels
+    from ranklens.data.run import Run
+
+    labels = _qrels_frame(qrels)
+    req = sub.select("request", pl.col(group_col).cast(pl.Utf8).alias("g")).unique()
+    judged = req.join(labels, on="g", how="inner")
+    if judged.height == 0:
+        return {}, 0
+    q = Qrels.from_arrays(judged["request"].to_arrow(), judged["item"].to_arrow(), judged["grade"].to_numpy(), source="<window labels>")
+    run = Run.from_arrays(sub["request"].to_arrow(), sub["item"].to_arrow(), sub["score"].to_numpy(), name="window")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = evaluate(q, run, measures)
+    return {m: np.asarray(res.column(m), dtype=np.float64) for m in measures}, len(res.ids)
+
+
+def _qrels_frame(qrels: Any) -> Any:
+    import polars as pl
+
+    rows = [(str(qid), str(doc), int(g)) for qid, docs in qrels.to_dict().items() for doc, g in docs.items()]
+    return pl.DataFrame(rows, schema={"g": pl.Utf8, "item": pl.Utf8, "grade": pl.Int64}, orient="row")
+
+
+def _normal_ci(values: np.ndarray, z: float) -> tuple[float, float, float]:
+    if values.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, float("nan"), float("nan")
+    half = z * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, mean - half, mean + half
+
+
+def _ips(sub: Any, rules: LabelRules, click: str, k: int, snips: bool, n_boot: int, confidence: float, seed: int) -> tuple[float, float, float]:
+    """IPS (or SNIPS) DCG@k of the system's score ranking, each request its own context and page."""
+    import polars as pl
+
+    from ranklens.unbiased import ips_dcg
+
+    column = rules.signal(click).source_column
+    log = sub.select("request", "item", "position", pl.col(column).alias("click"))
+    target: dict[str, dict[str, float]] = {}
+    for r, item, score in zip(sub["request"].to_list(), sub["item"].to_list(), sub["score"].to_list()):
+        target.setdefault(r, {})[item] = float(score)
+    est = ips_dcg(log, target, k=k, self_normalize=snips, n_boot=n_boot, confidence=confidence, seed=seed,
+                  query="request", impression="request")
+    return est.value, est.ci_low, est.ci_high
+
