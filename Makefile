@@ -34,7 +34,7 @@ $(VENV)/.monitor: $(VENV)/.base
 	touch $@
 
 dashboard: $(VENV)/.monitor
-	$(RANKLENS) serve --demo
+	$(RANKLENS) serve --demo --public-read
 
 $(VENV)/.bench: $(VENV)/.base
 	$(PY) -m pip install -q -e '.[bench]'

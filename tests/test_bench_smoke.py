@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench import agree, generate, run, tools
+from bench import agree, generate, run, tools  # noqa: E402
 
 #: ranklens and the peers of the test extra; ranx and ir_measures (bench extra) are left out to keep this
 #: fast (importing ranx alone takes seconds). trec_eval runs if its binary is found, else it is skipped.

@@ -7,7 +7,6 @@ import pytest
 
 import ranklens
 
-
 #: the public API of ``import ranklens``: a contract (scripts call these names); dropping one is a breaking change
 PUBLIC_API = {
     "Comparison", "EvalPolicy", "Evaluator", "FormatError", "InputError", "Measure", "MeasureError", "Qrels",

@@ -398,14 +398,14 @@ def test_commands_print_the_same_with_the_express_path_inside(args: list[str], m
     import ranklens.evaluation as evaluation
 
     taken: list[bool] = []
-    real = evaluation._express
+    real = evaluation.compiled_results
 
     def spy(*args: object) -> object:
         got = real(*args)  # type: ignore[arg-type]
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(evaluation, "_express", spy)
+    monkeypatch.setattr(evaluation, "compiled_results", spy)
     status, out, err = full_interface(args)
     assert taken == ([] if args[0] == "gate" else [True]), taken  # (the gate scores missing queries 0: not express)
     assert status in ((0, 1) if args[0] == "gate" else (0,)), (out, err)
@@ -715,7 +715,7 @@ def test_query_ids_are_read_as_a_dictionary_only_where_the_file_keeps_a_small_on
     rows = {"query_id": [f"q{i // 50}" for i in range(5000)], "doc_id": [f"d{i}" for i in range(5000)], "score": [1.0] * 5000}
     cases = {"kept": ({}, True), "plain": ({"use_dictionary": False}, False)}
     many = {"query_id": [f"query-{i:07d}-{'x' * 40}" for i in range(20000)], "doc_id": ["d"] * 20000, "score": [1.0] * 20000}
-    for name, (options, small) in cases.items():
+    for name, (options, _small) in cases.items():
         pq.write_table(pa.table(rows), str(tmp_path / f"{name}.parquet"), row_group_size=1000, **options)  # type: ignore[arg-type]
     pq.write_table(pa.table(many), str(tmp_path / "many.parquet"))
     cases["many"] = ({}, False)

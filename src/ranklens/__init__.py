@@ -10,7 +10,6 @@
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `ranklens eval`'s express path stays light)
 
 from ranklens._lazy import lazy_names as _lazy_names
-
 from ranklens._version import __version__
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
 

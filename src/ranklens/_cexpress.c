@@ -10,7 +10,8 @@
  * but the two alignment notes counted here. It declines, among others: a qrels line that is not exactly
  * four fields with a decimal label of at most nine digits, a qrels comment, a judgement given twice, a
  * negative label; a run line of fewer than six fields or more than six, a score outside the strict grammar
- * of _trec_lex.h (nan included), a document retrieved twice for one query; and a run that shares no query
+ * of _trec_lex.h (nan included), a document retrieved twice for one query; a CR that does not end its line
+ * (just before the LF); and a run that shares no query
  * with the qrels; and any text that is not plain ASCII or holds a NUL or a byte in 0x1c..0x1f (whitespace
  * to str.split() but not to bytes.split()), byte-order marks included; in Arrow columns, an id that is
  * empty or holds a byte outside printable ASCII, a score that is not finite, a label that is no integer.
@@ -481,6 +482,7 @@ static Qrels *qrels_parse(PyObject *text_obj, int *declined) {
         Py_ssize_t starts[4], lens[4];
         int more;
         int fields = line_fields(u, &pos, end, size, starts, lens, 4, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (fields == 0) continue;
         if (fields != 4 || more || u[starts[0]] == '#') goto decline;
         int32_t label;
@@ -872,6 +874,7 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
         Py_ssize_t line_start = pos, starts[6], lens[6];
         int more;
         int fields = line_fields(ru, &pos, rend, rsize, starts, lens, 6, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (fields == 0 || ru[starts[0]] == '#') continue;
         if (fields != 6 || more) goto decline;
         double score;

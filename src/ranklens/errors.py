@@ -32,12 +32,16 @@ __all__ = [
     "FormatError",
     "InputError",
     "MeasureError",
+    "NOTE_KINDS",
     "MissingDependencyError",
+    "Note",
     "NotGroupedError",
     "QuerySetError",
     "RanklensError",
     "RanklensWarning",
+    "alignment_note_data",
     "alignment_notes",
+    "cli_wording",
     "did_you_mean",
     "warn_notes",
 ]
@@ -118,39 +122,92 @@ def warn_notes(notes: Iterable[str], prefix: str = "") -> None:
         warnings.warn(f"{prefix}{note}", RanklensWarning, stacklevel=level)
 
 
-def alignment_notes(
+class Note:
+    """One note as data: what joining a run to the qrels left out or changed, counted. ``kind`` names it
+    (one of :data:`NOTE_KINDS`), ``count`` counts it and ``fields`` hold the rest; each face words it (the
+    command line's words: :func:`cli_wording`), so no face parses a note's text back into counts.
+
+    >>> note = Note("run_only_queries", 2, rows=7)
+    >>> note.kind, note.count, note.fields, cli_wording(note)
+    ('run_only_queries', 2, {'rows': 7}, '2 run queries (7 rows) not in the qrels: ignored')
+    """
+
+    __slots__ = ("kind", "count", "fields")
+
+    def __init__(self, kind: str, count: int, **fields: object) -> None:
+        if kind not in NOTE_KINDS:
+            raise ValueError(f"a note kind is one of {', '.join(NOTE_KINDS)}; got {kind!r}")
+        self.kind, self.count, self.fields = kind, count, fields
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Note) and (self.kind, self.count, self.fields) == (other.kind, other.count, other.fields)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.count, tuple(sorted(self.fields.items()))))
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.fields.items())
+        return f"Note({self.kind!r}, {self.count}{extra})"
+
+
+#: the kinds of :class:`Note`: run queries not in the qrels (field ``rows``), qrels queries without a retrieved
+#: document (field ``scored_zero``), rows beyond the per-query depth limit, unjudged rows removed (judged-only)
+NOTE_KINDS = ("run_only_queries", "qrels_only_queries", "truncated_rows", "unjudged_rows_removed")
+
+
+def alignment_note_data(
     run_only_queries: int,
     run_only_rows: int,
     qrels_only_queries: int,
     qrels_only_scored_zero: bool = False,
     truncated_rows: int = 0,
     removed_unjudged_rows: int = 0,
-) -> list[str]:
-    """The notes of what joining a run to the qrels left out (the engine's alignment and the express path
-    say them in these words).
+) -> list[Note]:
+    """The notes of what joining a run to the qrels left out, as data (nothing is said of a count of 0).
+
+    >>> alignment_note_data(2, 7, 1)
+    [Note('run_only_queries', 2, rows=7), Note('qrels_only_queries', 1, scored_zero=False)]
+    """
+    out = []
+    if run_only_queries:
+        out.append(Note("run_only_queries", run_only_queries, rows=run_only_rows))
+    if qrels_only_queries:
+        out.append(Note("qrels_only_queries", qrels_only_queries, scored_zero=qrels_only_scored_zero))
+    if truncated_rows:
+        out.append(Note("truncated_rows", truncated_rows))
+    if removed_unjudged_rows:
+        out.append(Note("unjudged_rows_removed", removed_unjudged_rows))
+    return out
+
+
+def cli_wording(note: Note) -> str:
+    """The command line's words for ``note`` (they name its flags).
+
+    >>> cli_wording(Note("qrels_only_queries", 3, scored_zero=True))
+    "3 qrels queries with no retrieved document: scored 0 (query set 'qrels')"
+    """
+    n = note.count
+    if note.kind == "run_only_queries":
+        return f"{n} run quer{'y' if n == 1 else 'ies'} ({note.fields['rows']} rows) not in the qrels: ignored"
+    if note.kind == "qrels_only_queries":
+        what = "scored 0 (query set 'qrels')" if note.fields.get("scored_zero") else (
+            "skipped; use --missing zero (trec_eval -c) to count them as 0"
+        )
+        return f"{n} qrels quer{'y' if n == 1 else 'ies'} with no retrieved document: {what}"
+    if note.kind == "truncated_rows":
+        return f"{n} rows beyond the per-query depth limit: not evaluated"
+    return f"{n} unjudged rows removed (judged-only)"
+
+
+def alignment_notes(*counts: int | bool) -> list[str]:
+    """The notes of what joining a run to the qrels left out, in the command line's words (the engine's
+    alignment and the compiled pass say them so): :func:`alignment_note_data` of the same arguments, worded by
+    :func:`cli_wording`.
 
     >>> alignment_notes(2, 7, 1)
     ['2 run queries (7 rows) not in the qrels: ignored', '1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0']
     """
-    out = []
-    if run_only_queries:
-        out.append(
-            f"{run_only_queries} run quer{'y' if run_only_queries == 1 else 'ies'} "
-            f"({run_only_rows} rows) not in the qrels: ignored"
-        )
-    if qrels_only_queries:
-        what = "scored 0 (query set 'qrels')" if qrels_only_scored_zero else (
-            "skipped; use --missing zero (trec_eval -c) to count them as 0"
-        )
-        out.append(
-            f"{qrels_only_queries} qrels quer{'y' if qrels_only_queries == 1 else 'ies'} "
-            f"with no retrieved document: {what}"
-        )
-    if truncated_rows:
-        out.append(f"{truncated_rows} rows beyond the per-query depth limit: not evaluated")
-    if removed_unjudged_rows:
-        out.append(f"{removed_unjudged_rows} unjudged rows removed (judged-only)")
-    return out
+    return [cli_wording(note) for note in alignment_note_data(*counts)]  # type: ignore[arg-type]
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

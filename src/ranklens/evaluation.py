@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ContextManager, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
@@ -30,12 +30,14 @@ from ranklens.hooks import NoteHook, ProgressHook
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
+    from ranklens.measures.language import MeasuresArg
     from ranklens.results import Results
 
 __all__ = [
     "FileEvaluation",
     "ProgressHook",
     "Systems",
+    "compiled_results",
     "evaluate_files",
     "evaluate_run_file",
     "evaluate_systems",
@@ -78,7 +80,7 @@ def read_qrels_file(
 def evaluate_files(
     qrels: Any,
     runs: Sequence[str | tuple[str | None, str]] | Mapping[str, str],
-    measures: Sequence[Any] | str,
+    measures: MeasuresArg,
     policy: EvalPolicy | None = None,
     *,
     stream: bool | None = None,
@@ -112,9 +114,19 @@ def evaluate_files(
         [(str(k), v) for k, v in runs.items()] if isinstance(runs, Mapping)
         else [(r if isinstance(r, tuple) else (None, r)) for r in runs]
     )
-    express = _express(qrels, named, measures, policy, stream, progress)
-    if express is not None:
-        quick, not_grouped = express
+    from ranklens.backends import choose_backend, run_compiled
+    from ranklens.errors import RanklensError
+    from ranklens.measures import parse_many
+
+    try:
+        wanted = parse_many(measures, rel_level=policy.rel_level)
+    except RanklensError:  # (no backend then: the reference parses them again and says what is wrong)
+        wanted = []
+    paths = [path for _, path in named]
+    choice = choose_backend(wanted, policy, qrels, paths, stream=stream)
+    compiled = run_compiled(choice, lambda why: compiled_results(qrels, named, wanted, policy, progress, why))
+    if compiled is not None:
+        quick, not_grouped = compiled
         said: list[str] = []
         for (_, path), res in zip(named, quick):
             pass_notes(path, res, said, on_note)
@@ -130,29 +142,18 @@ def evaluate_files(
     return FileEvaluation(label_runs(named, results), notes, read_whole)
 
 
-def _express(
-    qrels: Any, named: Sequence[tuple[str | None, str]], measures: Sequence[Any] | str, policy: EvalPolicy,
-    stream: bool | None, progress: ProgressHook | None = None,
+def compiled_results(
+    qrels: str, named: Sequence[tuple[str | None, str]], wanted: Sequence[Any], policy: EvalPolicy,
+    progress: ProgressHook | None, why: list[str],
 ) -> tuple[list[Results], list[str]] | None:
-    """The Results of the express path (:mod:`ranklens.express`: TREC text, the common measures, the
-    default policy, one compiled pass) and the runs it found not grouped by query, or None when it does not
-    take these inputs. Values, notes and options are the general path's (``tests/test_express.py``); only
-    the time differs. ``stream`` must be the default (``True`` must fail on a run not grouped)."""
-    if stream is not None or not isinstance(qrels, str):
-        return None
-    if policy.replace(labels=None if policy.labels == "int" else policy.labels) != EvalPolicy():
-        return None  # (integer labels are the default, said or not)
-    if not named or not all(isinstance(path, str) and path != "-" for _, path in named):
-        return None
-    from ranklens.express import available, evaluate_express
+    """The Results of the compiled backend (:mod:`ranklens.express`, chosen by
+    :func:`ranklens.backends.choose_backend`) and the runs it found not grouped by query, or None when it
+    declines while reading (what it found appended to ``why``). Values, notes and options are the reference's
+    (``tests/test_express.py``, ``tests/engine/test_backend_parity.py``); only the time differs."""
+    from ranklens.express import evaluate_express
 
-    if not available():
-        return None
-    from ranklens.measures import parse_many
-
-    wanted = parse_many([measures] if isinstance(measures, str) else list(measures))
     paths = [path for _, path in named]
-    quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress)
+    quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why)
     if quick is None:
         return None
     import numpy as np
@@ -222,7 +223,7 @@ def evaluate_run_file(
                 raise
             if read_whole is not None:  # queries are interleaved: read the whole file (memory for all of it)
                 read_whole.append(path)
-    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True):
+    elif stream is not False and fmt == "parquet" and getattr(evaluator, "streamable", True) and not _by_rank(columns):
         if not _parquet_streams(path, run_format):
             if stream:
                 raise InputError(
@@ -244,6 +245,11 @@ def evaluate_run_file(
         run = read_run(path, format=run_format, columns=columns)
     with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
         return evaluator(run, warn=False)
+
+
+def _by_rank(columns: Mapping[str, str] | None) -> bool:
+    """A column map with a ``rank`` role (positions, read whole: the streaming readers read scores)."""
+    return any(str(role).strip().lower() == "rank" for role in (columns or {}).values())
 
 
 def _parquet_streams(path: str, run_format: str | None) -> bool:
@@ -336,20 +342,22 @@ def evaluate_systems(
     evaluated = evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)) if len(saved) < len(runs) else []
     evaluator = None
     on_spark: dict[int, Any] = {}
-    if engine == "spark" and len(saved) < len(runs):
-        from ranklens.spark.files import evaluate_run_paths
+    if len(saved) < len(runs):
+        from ranklens.backends import choose_backend, run_compiled
 
         todo = [i for i in range(len(runs)) if i not in saved]
-        found = evaluate_run_paths(qrels, [runs[i][1] for i in todo], evaluated, policy, master=spark_master)
-        on_spark = dict(zip(todo, found))
-    elif len(saved) < len(runs):
-        todo = [i for i in range(len(runs)) if i not in saved]
-        express = _express(qrels, [runs[i] for i in todo], evaluated, policy, None, progress)
-        on_spark = dict(zip(todo, express[0] if express else ()))  # (the express path's Results, as Spark's)
+        choice = choose_backend(evaluated, policy, qrels, [runs[i][1] for i in todo], engine=engine)
+        if choice.name == "spark":
+            from ranklens.spark.files import evaluate_run_paths
+
+            found = evaluate_run_paths(qrels, [runs[i][1] for i in todo], evaluated, policy, master=spark_master)
+            on_spark = dict(zip(todo, found))
+        compiled = run_compiled(choice, lambda why: compiled_results(qrels, [runs[i] for i in todo], evaluated, policy, progress, why))
+        on_spark.update(zip(todo, compiled[0] if compiled else ()))  # (the compiled backend's Results, as Spark's)
     if len(saved) + len(on_spark) < len(runs):
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(evaluated, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
-    asked = [m.validate() for m in parse_many(wanted, rel_level=policy.rel_level)]
+    asked = policy.with_aggregate(m.validate() for m in parse_many(wanted, rel_level=policy.rel_level))
     systems: list[Any] = []
     tags: list[str] = []
     sources: list[tuple[str | None, str]] = []

@@ -9,8 +9,8 @@ import numpy as np
 
 from ranklens.engine.evaluator import Evaluator
 from ranklens.engine.kernels import kernel_for
-from ranklens.engine.kernels._common import discounts, gains
-from ranklens.engine.kernels.dcg import ideal_gains, row_gains
+from ranklens.engine.kernels._common import discounts
+from ranklens.engine.kernels.dcg import DcgParts, dcg_parts
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.errors import InputError, did_you_mean
 from ranklens.measures.base import Measure
@@ -27,7 +27,8 @@ class Explanation:
 
     ``rows`` are the ranked documents (rank, doc, score, label, gain, discount, contribution, running);
     ``ideal_rows`` the ideal ordering for nDCG; ``value`` is what the engine computes (the same kernel as
-    :func:`ranklens.evaluate`), and ``dcg``/``idcg`` the totals of the two tables.
+    :func:`ranklens.evaluate`), and ``dcg``/``idcg`` (and ``min_dcg`` with ``norm=minmax``) are the kernel's
+    own intermediates (:func:`ranklens.engine.kernels.dcg.dcg_parts`), never re-derived here.
     """
 
     measure: Measure
@@ -40,6 +41,7 @@ class Explanation:
     settings: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     total_retrieved: int = 0
+    min_dcg: float | None = None
 
 
 def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options: Any) -> Explanation:
@@ -82,24 +84,18 @@ def _label_text(label: float) -> str:
 
 
 def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:
+    """The ranking and ideal tables of one query from the kernel's own intermediates (:func:`dcg_parts`)."""
+    parts = dcg_parts(lists, m)
     lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
     k = m.cutoff
     labels = lists.labels[lo:hi]
-    g = row_gains(lists, m)[lo:hi]
-    rank0 = np.arange(hi - lo)
-    d = discounts(rank0, m)
-    averaged = m.get("ties") == "average"
-    shown_gain = g.copy()
-    if averaged and g.size:
-        scores = lists.scores[lo:hi]
-        _, inverse = np.unique(-scores, return_inverse=True)
-        shown_gain = (np.bincount(inverse, weights=g) / np.bincount(inverse))[inverse]
+    d = discounts(np.arange(hi - lo), m)
     rows = []
     running = 0.0
     limit = (hi - lo) if k is None else min(k, hi - lo)
     doc_ids = lists.doc_ids
     for i in range(limit):
-        contribution = float(shown_gain[i] * d[i])
+        contribution = float(parts.contribution[lo + i])
         running += contribution
         rows.append(
             {
@@ -107,61 +103,73 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
                 "doc": doc_ids[int(lists.docs[lo + i])].as_py(),
                 "score": float(lists.scores[lo + i]),
                 "label": _label_text(labels[i].item()),
-                "gain": float(shown_gain[i]),
+                "gain": float(parts.gain[lo + i]),
                 "discount": float(d[i]),
                 "contribution": contribution,
                 "running": running,
             }
         )
-    ideal_rows, idcg = _ideal_rows(lists, qi, m)
+    ideal_rows = _ideal_rows(lists, qi, m, parts)
+    ties = dict(m.params).get("ties", "trec") if any(p.name == "ties" for p in m.family.params) else None
     settings = {
         "gain": _gain_text(m.get("gain")),
         "discount": {"log2": "1/log2(rank+1)", "log": f"1/log{m.get('base')}(rank+1)"}.get(
             m.get("discount"), f"Järvelin–Kekäläinen, base {m.get('base')}"
         ),
         "ideal": _ideal_text(m),
-        "ties": {"trec": "score desc, then doc id desc (trec_eval)", "average": "averaged over tied orderings (McSherry–Najork)", "input": "run file order"}[m.get("ties")] if m.name != "IDCG" else "n/a",
+        "ties": "n/a" if ties is None else _TIES_TEXT[ties],
         "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
     }
-    if averaged:
+    if ties == "average":
         notes = [*notes, "gain column shows the mean gain of each tie group (tie-averaged DCG)"]
-    return Explanation(m, lists.query_ids[qi].as_py(), rows, ideal_rows, value, running, idcg, settings, notes, hi - lo)
+        if parts.ideal_from == "run" and k is not None:
+            pooled = int(np.count_nonzero(parts.ideal_query == qi))
+            notes.append(
+                "the ideal pool takes whole tie groups that start within the depth (every document within it in "
+                f"some ordering of the ties): {pooled} document(s) with a positive gain"
+            )
+    if parts.min_dcg is not None:
+        notes.append("norm=minmax: DCG counts negative labels as negative gains; nDCG = (DCG − minDCG) / (IDCG − minDCG)")
+    return Explanation(
+        m, lists.query_ids[qi].as_py(), rows, ideal_rows, value, float(parts.dcg[qi]), float(parts.idcg[qi]),
+        settings, notes, hi - lo, None if parts.min_dcg is None else float(parts.min_dcg[qi]),
+    )
 
 
-def _ideal_rows(lists: RankedLists, qi: int, m: Measure) -> tuple[list[dict[str, Any]], float]:
-    ideal = m.get("ideal") if m.name != "DCG" else "global"
+_TIES_TEXT = {
+    "trec": "score desc, then doc id desc (trec_eval)",
+    "average": "averaged over tied orderings (McSherry–Najork)",
+    "input": "run file order",
+}
+
+
+def _ideal_rows(lists: RankedLists, qi: int, m: Measure, parts: DcgParts) -> list[dict[str, Any]]:
+    """The entries of the kernel's ideal ranking of query ``qi`` that count (within the cutoff)."""
     k = m.cutoff
-    if ideal == "max":
-        top = m.get("max_rel") or lists.max_label()
-        n = k if k is not None else int(lists.lengths[qi])
-        docs = ["(max grade)"] * n
-        labels = np.full(n, top)
-        g = gains(labels, m.get("gain"))
-    elif ideal == "global":
-        lo, hi = int(lists.ideal_offsets[qi]), int(lists.ideal_offsets[qi + 1])
-        labels = lists.ideal_labels[lo:hi]
-        docs = [lists.qrels_doc_ids[int(c)].as_py() for c in lists.ideal_docs[lo:hi]]
-        g = ideal_gains(lists, labels, m.get("gain"))
-    else:
-        depth = k if ideal == "local" else int(m.get("depth"))
-        lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
-        if depth is not None:
-            hi = min(hi, lo + depth)
-        labels = lists.labels[lo:hi]
-        docs = [lists.doc_ids[int(c)].as_py() for c in lists.docs[lo:hi]]
-        g = row_gains(lists, m)[lo:hi]
-    order = np.argsort(-g, kind="stable")
+    entries = np.flatnonzero(parts.ideal_query == qi)
+    if k is not None:
+        entries = entries[parts.ideal_rank0[entries] < k]
     rows = []
     running = 0.0
-    for pos, j in enumerate(order):
-        if g[j] <= 0 or (k is not None and pos >= k):
-            break
-        disc = float(discounts(np.array([pos]), m)[0])
-        running += float(g[j]) * disc
+    top = m.get("max_rel") or lists.max_label() if parts.ideal_from == "max" else None
+    for j in entries:
+        src = int(parts.ideal_source[j])
+        if parts.ideal_from == "qrels":
+            doc = lists.qrels_doc_ids[int(lists.ideal_docs[src])].as_py()
+            label = _label_text(lists.ideal_labels[src].item())
+        elif parts.ideal_from == "run":
+            doc = lists.doc_ids[int(lists.docs[src])].as_py()
+            label = _label_text(lists.labels[src].item())
+        else:
+            doc, label = "(max grade)", str(top)
+        rank0 = int(parts.ideal_rank0[j])
+        contribution = float(parts.ideal_contribution[j])
+        running += contribution
         rows.append(
-            {"rank": pos + 1, "doc": docs[j], "label": _label_text(labels[j].item()), "gain": float(g[j]), "discount": disc, "contribution": float(g[j]) * disc, "running": running}
+            {"rank": rank0 + 1, "doc": doc, "label": label, "gain": float(parts.ideal_gain[j]),
+             "discount": float(discounts(np.array([rank0]), m)[0]), "contribution": contribution, "running": running}
         )
-    return rows, running
+    return rows
 
 
 def _explain_binary(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:

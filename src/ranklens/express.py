@@ -44,7 +44,8 @@ from ranklens.errors import alignment_notes
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
     from collections.abc import Callable, Iterator, Sequence
-    from typing import Any, BinaryIO, ContextManager
+    from contextlib import AbstractContextManager as ContextManager
+    from typing import Any, BinaryIO
 
     from ranklens.data.formats import FileKind
     from ranklens.hooks import ProgressHook
@@ -55,13 +56,51 @@ try:
 except ImportError:  # (built without a C compiler: the general path does everything)
     _cexpress = None  # type: ignore[assignment]
 
-__all__ = ["BLOCK", "ExpressMeasure", "ExpressResults", "evaluate_express", "express_measures", "express_specs"]
+__all__ = [
+    "BLOCK",
+    "SUPPORTED_MEASURES",
+    "SUPPORTED_POLICY",
+    "ExpressMeasure",
+    "ExpressResults",
+    "available",
+    "evaluate_express",
+    "express_measures",
+    "express_specs",
+    "measures_declined",
+    "policy_declined",
+    "unavailable",
+]
 
 #: bytes of run text read at a time (each block's queries evaluated before the next is read)
 BLOCK = 8 << 20
 
 #: family → the compiled kernel's number (see ranklens/_cexpress.c)
 _KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5, "DCG": 6}
+
+#: What the compiled pass implements, declared as the compiled provider of :mod:`ranklens.backends`: every
+#: parameter of each family at the value ``_cexpress.c`` computes with. A parsed measure is compared by its
+#: resolved values (:meth:`ranklens.measures.Measure.get`: the default where none is written), so a changed
+#: registry default or a new parameter makes the compiled pass decline instead of print other numbers.
+SUPPORTED_MEASURES: dict[str, dict[str, object]] = {
+    "nDCG": {
+        "gain": "linear", "discount": "log2", "base": 2, "ties": "trec", "ideal": "global", "depth": 0, "max_rel": 0,
+        "norm": "ideal", "agg": "mean", "judged_only": False,
+    },
+    "DCG": {"gain": "linear", "discount": "log2", "base": 2, "ties": "trec", "agg": "mean", "judged_only": False},
+    "AP": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "P": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "RR": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "R": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+}
+
+#: The evaluation policy the compiled pass implements: each field of
+#: :class:`~ranklens.engine.policy.EvalPolicy` and the values it accepts (a field not listed declines).
+SUPPORTED_POLICY: dict[str, tuple[object, ...]] = {
+    "missing": ("skip",), "negative": ("trec",), "judged_only": (False,), "max_docs": (None,), "rel_level": (None,),
+    "labels": (None, "int"), "qrels_format": (None,), "run_format": (None,), "qrels_columns": (None,),
+    "run_columns": (None,), "train": (None,), "items": (None,), "exclude_seen": (False,), "empty": (None,),
+    "aggregate": (None,), "train_columns": (None,), "items_columns": (None,),
+}
 _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"
 
@@ -174,31 +213,90 @@ def express_measures(words: Sequence[str]) -> list[ExpressMeasure] | None:
 
 
 def express_specs(measures: Sequence[Measure | ExpressMeasure]) -> tuple[tuple[int, int], ...] | None:
-    """The compiled kernel's ``(kind, cutoff)`` of every measure, or None when one is not express.
+    """The compiled kernel's ``(kind, cutoff)`` of every measure, or None when it declines one
+    (:func:`measures_declined` says why).
 
     >>> from ranklens.measures import parse_many
     >>> express_specs(parse_many(["nDCG@10", "AP", "P@5"])), express_specs(parse_many(["nDCG(gain=exp)@10"]))
     (((1, 10), (2, 0), (3, 5)), None)
     """
-    specs = []
+    if measures_declined(measures) is not None:
+        return None
+    return tuple((_KINDS[m.name], m.cutoff or 0) for m in measures)
+
+
+def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | None:
+    """Why the compiled pass does not compute ``measures`` (None: it does): a family it lacks, or a parameter
+    whose resolved value is not the one it implements (:data:`SUPPORTED_MEASURES`). A plain word of the
+    command line (:class:`ExpressMeasure`) means the registry's defaults, which the declaration matches
+    (``tests/engine/test_backends.py`` checks it without importing the measure language here).
+
+    >>> from ranklens.measures import parse_many
+    >>> measures_declined(parse_many(["nDCG@10", "AP"])) is None
+    True
+    >>> measures_declined(parse_many(["nDCG(gain=exp)@10"]))
+    'nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear'
+    """
+    if not measures:
+        return "no measure"
+    seen: set[tuple[str, object]] = set()
     for m in measures:
-        kind = _KINDS.get(m.name)
-        if kind is None or m.params or type(m.cutoff) not in (int, type(None)):
-            return None
-        specs.append((kind, m.cutoff or 0))
-    return tuple(specs) if specs and len(set(specs)) == len(specs) else None
+        declared = SUPPORTED_MEASURES.get(m.name)
+        if declared is None:
+            return f"{m}: the compiled pass implements {', '.join(SUPPORTED_MEASURES)} only"
+        if type(m.cutoff) not in (int, type(None)):
+            return f"{m}: a cutoff that is not a whole number"
+        if isinstance(m, ExpressMeasure):
+            continue  # (a plain word: the registry's defaults)
+        for param in m.family.all_params:
+            value = m.get(param.name)
+            if param.name not in declared:
+                return f"{m}: {param.name}={value}; the compiled pass declares nothing for {param.name}"
+            if value != declared[param.name]:
+                return f"{m}: {param.name}={value}; the compiled pass implements {param.name}={declared[param.name]}"
+    for m in measures:
+        if (m.name, m.cutoff) in seen:
+            return f"{m}: asked for twice"
+        seen.add((m.name, m.cutoff))
+    return None
+
+
+def policy_declined(policy: object) -> str | None:
+    """Why the compiled pass does not evaluate under ``policy`` (an :class:`~ranklens.engine.policy.EvalPolicy`,
+    None: the default), or None when it does (:data:`SUPPORTED_POLICY`)."""
+    if policy is None:
+        return None
+    import dataclasses
+
+    for field in dataclasses.fields(policy):  # type: ignore[arg-type]
+        value = getattr(policy, field.name)
+        accepted = SUPPORTED_POLICY.get(field.name)
+        if accepted is None:
+            return f"policy {field.name}={value!r}: the compiled pass declares nothing for {field.name}"
+        if not any(value == a and type(value) is type(a) for a in accepted):
+            return f"policy {field.name}={value!r}: the compiled pass implements {field.name}={accepted[0]!r}"
+    return None
+
+
+def unavailable() -> str | None:
+    """Why the compiled pass may not run here (None: it may): not built, switched off or made unsafe by
+    plugins (:func:`available`)."""
+    env = os.environ
+    if _cexpress is None:
+        return "not built (ranklens._cexpress is missing: installed without a C compiler)"
+    if env.get("RANKLENS_EXPRESS", "") not in ("", "1"):
+        return f"switched off (RANKLENS_EXPRESS={env['RANKLENS_EXPRESS']})"
+    if env.get("RANKLENS_PURE", "") not in ("", "0"):
+        return f"switched off (RANKLENS_PURE={env['RANKLENS_PURE']})"
+    if env.get("RANKLENS_PLUGINS", ""):
+        return "plugins are loaded (RANKLENS_PLUGINS): they may redefine a measure"
+    return None
 
 
 def available() -> bool:
     """Whether the express path may run: compiled, and not switched off (``RANKLENS_EXPRESS=0``,
     ``RANKLENS_PURE=1``) or made unsafe by plugins (``RANKLENS_PLUGINS``)."""
-    env = os.environ
-    return (
-        _cexpress is not None
-        and env.get("RANKLENS_EXPRESS", "") in ("", "1")
-        and env.get("RANKLENS_PURE", "") in ("", "0")
-        and not env.get("RANKLENS_PLUGINS", "")
-    )
+    return unavailable() is None
 
 
 def _source(path: str, kind: FileKind) -> BinaryIO | str | None:
@@ -467,19 +565,25 @@ def evaluate_express(
     block: int = BLOCK,
     batch_rows: int | None = None,
     progress: ProgressHook | None = None,
+    why: list[str] | None = None,
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
     the run's tag; a Parquet run's file name), made unique as the general path does; text runs are read
     ``block`` bytes at a time and Parquet runs ``batch_rows`` rows at a time (None: the general path's
     batches), each step shown by ``progress`` (:data:`ranklens.hooks.ProgressHook`) as the general
-    path shows it."""
-    specs = express_specs(measures)
-    if specs is None or not runs or not available():
+    path shows it. When it declines, the reason is appended to ``why`` (if given)."""
+    said = why if why is not None else []
+    reason = unavailable() or measures_declined(measures) or (None if runs else "no run")
+    if reason is not None:
+        said.append(reason)
         return None
+    specs = express_specs(measures)
+    assert specs is not None
     try:
-        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress)
-    except (OSError, MemoryError):  # (a read that fails: the general path reads again, and says what failed)
+        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress, said)
+    except (OSError, MemoryError) as e:  # (a read that fails: the general path reads again, and says what failed)
+        said.append(f"a read failed ({type(e).__name__})")
         return None
 
 
@@ -492,9 +596,11 @@ def _evaluate(
     block: int,
     batch_rows: int | None,
     progress: ProgressHook | None,
+    why: list[str],
 ) -> list[ExpressResults] | None:
     source = _source(qrels, QRELS_FILES)
     if source is None:
+        why.append(f"{qrels}: not an uncompressed regular TREC text or Parquet file")
         return None
     with _step(progress, f"reading {qrels}", None):
         if source == "parquet":
@@ -503,12 +609,14 @@ def _evaluate(
             with source:  # type: ignore[union-attr]
                 parsed = _cexpress.parse_qrels(source.read())  # type: ignore[union-attr]
     if parsed is None:
+        why.append(f"{qrels}: a line or column it does not read beyond doubt")
         return None
     judged, n_judged_queries = parsed
     done: list[_Run] = []
     for path in runs:
         source = _source(path, RUN_FILES)
         if source is None:
+            why.append(f"{path}: not an uncompressed regular TREC text or Parquet file")
             return None
         with _step(progress, f"evaluating {os.path.basename(path)}", os.path.getsize(path)) as update:
             if source == "parquet":
@@ -517,6 +625,9 @@ def _evaluate(
                 with source:  # type: ignore[union-attr]
                     run = _evaluate_run(judged, source, specs, block, update)  # type: ignore[arg-type]
         if run is None or not run.query_ids or run.tag is None:
+            why.append(
+                f"{path}: a line or column it does not read beyond doubt, queries not grouped, or no query in common"
+            )
             return None  # (no query in common: the general path says so)
         done.append(run)
     from ranklens.data.names import unique_names

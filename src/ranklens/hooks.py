@@ -13,13 +13,13 @@ name these types, and neither imports the other for them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ContextManager
+from contextlib import AbstractContextManager
 
 __all__ = ["NoteHook", "ProgressHook"]
 
 #: ``hook(label, total_bytes)`` → a context manager around one step that yields ``update(bytes, rows)``;
 #: ``total_bytes`` is None for a step of unknown length (reading a file whole, evaluating a run in memory)
-ProgressHook = Callable[[str, "int | None"], ContextManager[Callable[[int, int], None]]]
+ProgressHook = Callable[[str, "int | None"], AbstractContextManager[Callable[[int, int], None]]]
 
 #: a note as soon as it is known, already prefixed with the file it concerns (``"runs/a.run: …"``)
 NoteHook = Callable[[str], None]

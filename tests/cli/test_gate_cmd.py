@@ -51,9 +51,9 @@ def per_query(run_path: str, measure: str, *, missing: str = "skip") -> dict[str
         ranking = ref.ranked_labels(judged, ref.trec_order(scores[q]))
         labels = list(judged.values())
         values[q] = {
-            "nDCG@10": lambda: ref.ndcg(ranking, labels, 10),
-            "AP": lambda: ref.average_precision(ranking, labels),
-            "P@5": lambda: ref.precision(ranking, 5),
+            "nDCG@10": lambda ranking=ranking, labels=labels: ref.ndcg(ranking, labels, 10),
+            "AP": lambda ranking=ranking, labels=labels: ref.average_precision(ranking, labels),
+            "P@5": lambda ranking=ranking: ref.precision(ranking, 5),
         }[measure]()
     return values
 

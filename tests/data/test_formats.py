@@ -110,10 +110,10 @@ def test_a_registry_entry_must_name_its_own_formats() -> None:
 
 
 def test_the_places_that_map_formats_use_the_registry() -> None:
+    import ranklens.report as report
     from ranklens.cli import _common, _measure_args
     from ranklens.data import io
     from ranklens.labels import events
-    import ranklens.report as report
 
     assert io.FORMATS == RUN_FILES.formats and _common.DATA_FORMATS == list(RUN_FILES.formats)
     assert set(_measure_args._PATH_SUFFIXES) == {*RUN_FILES.extensions, ".gz"}

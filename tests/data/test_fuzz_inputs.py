@@ -29,7 +29,6 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,19 +36,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from reference_impl import average_precision, ndcg, ranked_labels, trec_order  # noqa: E402
-from time_limit import deadline  # noqa: E402
-
 from ranklens.cli.main import cli  # noqa: E402
 from ranklens.data.io import read_qrels, read_run  # noqa: E402
 from ranklens.data.readers import DOC_ALIASES, LABEL_ALIASES, QUERY_ALIASES, SCORE_ALIASES  # noqa: E402
 from ranklens.engine.evaluator import Evaluator  # noqa: E402
 from ranklens.engine.stream import evaluate_stream  # noqa: E402
 from ranklens.errors import InputError, NotGroupedError  # noqa: E402
+from reference_impl import average_precision, ndcg, precision, ranked_labels, trec_order  # noqa: E402
+from time_limit import deadline  # noqa: E402
 
 EXAMPLES = int(os.environ.get("RANKLENS_FUZZ_EXAMPLES", "0")) or None  # more, to explore: e.g. 5000
 SETTINGS = dict(deadline=None, database=None, derandomize=EXAMPLES is None, suppress_health_check=list(HealthCheck))
@@ -118,6 +116,7 @@ TOKENS = [
 ]
 LINES = [b"", b"   ", b"\t", b"# a comment", b"q1 0 d1", b"q1 Q0 d9 1 1 t", b"q2,d9,1", b"q2\td9\t1", b"{}", b"[]",
          b'{"query_id": "q1", "doc_id": "d7", "relevance": 1, "score": 1}', b"\x00\x00", b"garbage"]
+STRAY_KEYS = [b'"qid": "x", ', b'"Topic": "q1", ', b'"docno": "y", ', b'"rel": 0, ', b'"sim": 2.5, ', b'"score": 7, ']
 _FIELD = re.compile(rb'[^ \t\r\n,:{}"\[\]]+')
 
 frac = st.floats(0, 1, exclude_max=True)
@@ -131,6 +130,8 @@ MUTATION = st.one_of(
     st.tuples(st.just("line_insert"), frac, st.sampled_from(LINES)),
     st.tuples(st.just("field"), frac, frac, st.sampled_from([b"", *TOKENS])),
     st.tuples(st.sampled_from(["crlf", "cr_only", "bom", "no_final_newline"])),
+    st.tuples(st.just("line_bom"), frac),  # a mark that begins a later line (files joined with cat)
+    st.tuples(st.just("stray_key"), frac, st.sampled_from(STRAY_KEYS)),  # JSON: another key for a role
 )
 
 
@@ -168,6 +169,10 @@ def mutate(data: bytes, mutation: tuple) -> bytes:  # type: ignore[type-arg]
         lines[i], lines[i + 1] = lines[i + 1], lines[i]
     elif kind == "line_insert":
         lines.insert(i, args[1])
+    elif kind == "line_bom":
+        lines[i] = BOM + lines[i]
+    elif kind == "stray_key":
+        lines[i] = lines[i].replace(b"{", b"{" + args[1], 1)
     elif kind == "field":
         fields = list(_FIELD.finditer(lines[i]))
         if fields:
@@ -218,7 +223,8 @@ def _line_of(data: bytes, offset: int) -> int:
 
 
 def text(data: bytes) -> bytes:
-    """UTF-8 without NUL; the byte-order marks it starts with dropped."""
+    """UTF-8 without NUL; the byte-order marks it starts with dropped, and no other (issue 22 item 3: a mark
+    that begins a later line, as in files joined with cat, would become part of an id)."""
     while data.startswith(BOM):
         data = data[3:]
     if b"\x00" in data:
@@ -227,9 +233,22 @@ def text(data: bytes) -> bytes:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Reject("not UTF-8", _line_of(data, e.start)) from None
+    if BOM in data:
+        raise Reject("byte-order mark", _line_of(data, data.index(BOM)))
     if not data.strip(_ASCII_WS):
         raise Reject("empty")
     return data
+
+
+def line_ends(data: bytes) -> None:
+    """Lines end with LF or CRLF: a CR followed by anything else, before the trailing whitespace, is refused
+    (issue 22 item 3: CR-only line ends made a run one line of hundreds of words, evaluated to 0)."""
+    end = len(data.rstrip(_ASCII_WS))
+    at = data.find(b"\r", 0, end)
+    while at >= 0:
+        if not data.startswith(b"\r\n", at):
+            raise Reject("lone CR", _line_of(data, at))
+        at = data.find(b"\r", at + 2, end)
 
 
 def number(token: str) -> float:
@@ -271,6 +290,7 @@ def finish(parsed: Parsed, kind: str) -> dict[str, dict[str, float]]:
 
 def trec_ref(data: bytes, kind: str) -> Parsed:
     data = text(data)
+    line_ends(data)
     parsed = Parsed([])
     for lineno, line in enumerate(data.split(b"\n"), 1):
         fields = [f for f in re.split(_WS, line) if f]
@@ -311,12 +331,7 @@ def _split(line: str, sep: str) -> list[str]:
 
 def delimited_ref(data: bytes, kind: str, sep: str) -> Parsed:
     data = text(data)
-    end = len(data.rstrip(_ASCII_WS))
-    at = data.find(b"\r", 0, end)
-    while at >= 0:  # lines end with LF or CRLF
-        if not data.startswith(b"\r\n", at):
-            raise Reject("lone CR", _line_of(data, at))
-        at = data.find(b"\r", at + 2, end)
+    line_ends(data)
     lines = data.split(b"\n")
     header = next(i for i, line in enumerate(lines) if line.strip(_ASCII_WS))
     names = _split(lines[header].decode().rstrip("\r"), sep)
@@ -396,8 +411,22 @@ def json_ref(data: bytes, kind: str) -> Parsed:
     return parsed
 
 
+def two_keys_for_a_role(names: list[str], kind: str) -> bool:
+    """Whether a JSON Lines object has two keys for one role (issue 22 item 9: an error naming the line);
+    qrels' "score" is the label only when no other label key is there, so it makes no second one."""
+    lowered = [n.strip().lower() for n in names]
+    for aliases in (QUERY_ALIASES, DOC_ALIASES, LABEL_ALIASES if kind == "qrels" else SCORE_ALIASES):
+        hits = [n for n in lowered if n in aliases]
+        if kind == "qrels" and aliases is LABEL_ALIASES and any(h != "score" for h in hits):
+            hits = [h for h in hits if h != "score"]
+        if len(hits) > 1:
+            return True
+    return False
+
+
 def jsonl_ref(data: bytes, kind: str) -> Parsed:
     data = text(data)
+    line_ends(data)
     parsed = Parsed([])
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip(_ASCII_WS):
@@ -407,6 +436,8 @@ def jsonl_ref(data: bytes, kind: str) -> Parsed:
             if not isinstance(row, dict):
                 raise Reject("not an object")
             names = list(row)
+            if two_keys_for_a_role(names, kind):
+                raise Reject("two keys for one role")
             q, d, v = positions(names, kind, lineno)
             parsed.rows.append((_valid_id(row[names[q]]), _valid_id(row[names[d]]), _json_value(row[names[v]], kind)))
         except Reject as e:
@@ -420,6 +451,9 @@ def parquet_ref(path: Path, kind: str) -> Parsed:
         names = pq.read_schema(path).names
     except Exception:  # (pyarrow decides whether bytes are a Parquet file)
         raise Reject("not parquet") from None
+    wanted = ["query_id", "doc_id", "relevance" if kind == "qrels" else "score"]
+    if any(names.count(w) > 1 for w in wanted):
+        raise Reject("two columns of one name")  # (which of them holds the values is said nowhere)
     q, d, v = positions(names, kind, None)
     try:
         table = pq.read_table(path, columns=[names[q], names[d], names[v]])
@@ -495,6 +529,7 @@ PARQUET_MUTATION = st.one_of(
     st.tuples(st.just("rename"), st.integers(0, 2), st.sampled_from(["QUERY_ID", " doc_id ", "qid", "x", "relevance", "score", "label"])),
     st.tuples(st.just("drop_column"), st.integers(0, 2)),
     st.tuples(st.just("extra_column"),),
+    st.tuples(st.just("duplicate_column"), st.integers(0, 2), frac),  # a second column of the same name
     st.tuples(st.just("bytes"), MUTATION),
 )
 
@@ -523,6 +558,7 @@ def parquet_bytes(kind: str, mutations: list[tuple]) -> bytes:  # type: ignore[t
         value: pa.array([r[2] for r in rows], pa.int64() if kind == "qrels" else pa.float64()),
     }
     byte_mutations = []
+    twins: list[tuple[str, pa.Array]] = []  # columns whose name another column has (issue 22 item 11)
     for m in mutations:
         names = list(arrays)
         if m[0] == "retype" and m[1] < len(names):
@@ -543,10 +579,17 @@ def parquet_bytes(kind: str, mutations: list[tuple]) -> bytes:  # type: ignore[t
             del arrays[names[m[1]]]
         elif m[0] == "extra_column":
             arrays["text"] = pa.array(["x" * 10] * len(next(iter(arrays.values()))))
+        elif m[0] == "duplicate_column" and m[1] < len(names):
+            original = arrays[names[m[1]]]
+            twins.append((names[m[1]], _with(original, int(m[2] * len(original)), original[0].as_py())))
         elif m[0] == "bytes":
             byte_mutations.append(m[1])
     buffer = io.BytesIO()
-    pq.write_table(pa.table(arrays), buffer)
+    names = [*arrays, *(name for name, _ in twins)]
+    if twins and len({len(a) for a in [*arrays.values(), *(a for _, a in twins)]}) > 1:
+        twins = []  # (a duplicated row came after: lengths differ)
+        names = list(arrays)
+    pq.write_table(pa.Table.from_arrays([*arrays.values(), *(a for _, a in twins)], names=names), buffer)
     data = buffer.getvalue()
     for m in byte_mutations:
         data = mutate(data, m)
@@ -766,14 +809,25 @@ def test_the_reference_itself() -> None:
     assert info.value.line == 2
 
 
+# issue 22 item 3, always among the cases: CR-only line ends and a mark that begins a later line, in the run
+# (streamed in small blocks and read whole) and in the qrels
 @settings(max_examples=EXAMPLES or 700, **SETTINGS)
 @given(cases(["trec"]))
+@example(Case("trec", "trec", False, False, [], [("cr_only",)], None, None, False, 40))
+@example(Case("trec", "trec", False, False, [], [("cr_only",)], None, None, True, 0))
+@example(Case("trec", "trec", False, True, [("cr_only",)], [], None, None, False, 0))
+@example(Case("trec", "trec", False, False, [], [("line_bom", 0.5)], None, None, False, 30))
+@example(Case("trec", "trec", True, False, [("line_bom", 0.5)], [], None, None, True, 0))
 def test_fuzz_trec(case: Case) -> None:
     check_case(case)
 
 
 @settings(max_examples=EXAMPLES or 350, **SETTINGS)
 @given(cases(["json", "jsonl"]))
+@example(Case("jsonl", "jsonl", False, False, [], [("stray_key", 0.0, b'"qid": "x", ')], None, None, False))  # item 9
+@example(Case("jsonl", "jsonl", False, False, [], [("stray_key", 0.6, b'"qid": "x", ')], None, None, False))
+@example(Case("jsonl", "jsonl", False, False, [("stray_key", 0.3, b'"rel": 0, ')], [], None, None, False))
+@example(Case("jsonl", "jsonl", False, False, [], [("cr_only",)], None, None, False))
 def test_fuzz_json_and_jsonl(case: Case) -> None:
     check_case(case)
 
@@ -786,6 +840,8 @@ def test_fuzz_csv_and_tsv(case: Case) -> None:
 
 @settings(max_examples=EXAMPLES or 250, **SETTINGS)
 @given(cases(["parquet", "trec", "jsonl"]))
+@example(Case("parquet", "parquet", False, False, [("duplicate_column", 2, 0.5)], [], None, None, False))  # item 11
+@example(Case("parquet", "parquet", False, True, [], [("duplicate_column", 1, 0.2)], None, None, False))
 def test_fuzz_parquet(case: Case) -> None:
     check_case(case)
 
@@ -794,3 +850,51 @@ def test_fuzz_parquet(case: Case) -> None:
 @given(cases(TEXT_FORMATS))
 def test_fuzz_mixed_formats(case: Case) -> None:
     check_case(case)
+
+
+# ------------------------------------------------------------------------------------------ cutoffs
+
+MAX_CUTOFF = 2**31 - 1  # (issue 22 item 17: the documented bound, docs/measures.md; beyond it, one line and exit 2)
+_CUTOFF = st.one_of(
+    st.integers(0, 12),
+    st.integers(MAX_CUTOFF - 3, MAX_CUTOFF + 3),
+    st.sampled_from([2**63 - 1, 2**63, 2**64, 10**20, int("9" * 60)]),
+)
+_FORMS = ["nDCG@{}", "P@{}", "ndcg_cut.{}", "P.{}", "nDCG@3,{}", "P@[{},2]"]
+
+
+@settings(max_examples=EXAMPLES or 60, **SETTINGS)
+@given(st.sampled_from(_FORMS), _CUTOFF, st.booleans())
+def test_fuzz_cutoffs(form: str, k: int, no_stream: bool) -> None:
+    """Any cutoff: refused with one line (exit 2) outside 1..2^31-1, else the reference's values."""
+    with tempfile.TemporaryDirectory() as tmp:
+        qpath, rpath = Path(tmp) / "q.qrels", Path(tmp) / "r.run"
+        qpath.write_bytes(base_file("trec", "qrels"))
+        rpath.write_bytes(base_file("trec", "run"))
+        measure = form.format(k)
+        args = ["eval", str(qpath), str(rpath), "-m", measure, "-f", "tsv", "--per-query", *(["--no-stream"] if no_stream else [])]
+        with deadline(10):
+            result = CliRunner().invoke(cli, args)
+        context = f"\nargs: {args}\nexit {result.exit_code}\nstdout: {result.stdout!r}\nstderr: {result.stderr!r}"
+        assert result.exception is None or isinstance(result.exception, SystemExit), context + f"\n{result.exc_info}"
+        if not 1 <= k <= MAX_CUTOFF:
+            assert result.exit_code == 2 and result.stdout == "" and result.stderr.count("\n") == 1, context
+            assert result.stderr.startswith("ranklens: error: ") and "cutoff" in result.stderr, context
+            return
+        assert result.exit_code == 0, context
+        got: dict[str, dict[str, float]] = {}
+        for line in result.stdout.splitlines():
+            name, query, value = line.rsplit("\t", 2)
+            got.setdefault(query, {})[name] = float(value)
+        for q, docs in QRELS.items():
+            if q not in RUN:
+                continue
+            ranking = ranked_labels(docs, trec_order(dict(RUN[q])))  # type: ignore[arg-type]
+            judged = list(docs.values())
+            for cut in {k, *(c for c in (2, 3) if str(c) in form.replace("{}", ""))}:
+                name = f"{'nDCG' if 'dcg' in form.lower() else 'P'}@{cut}"
+                if name not in got[q]:
+                    continue
+                expected = ndcg(ranking, judged, cut) if name.startswith("nDCG") else precision(ranking, cut)
+                assert math.isclose(got[q][name], expected, rel_tol=1e-12, abs_tol=1e-15), f"{q} {name}" + context
+            assert any(n.endswith(f"@{k}") for n in got[q]), context

@@ -355,7 +355,6 @@ def _custom() -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]
 
 def _as(kind: str, where: str, tmp_path: Path) -> object:
     """The custom qrels or run as a file of another format or as an in-memory object."""
-    import pandas as pd
     import polars as pl
 
     path = FORMATS / ("custom_qrels.csv" if kind == "qrels" else "custom_run.jsonl")

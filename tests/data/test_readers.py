@@ -264,7 +264,8 @@ def _message(error: pytest.ExceptionInfo[FormatError]) -> str:
             "missing_column.csv",
             read_run,
             ("{p}:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; "
-             "found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python)"),
+             "found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python); a column of "
+             "positions (1 = first) is mapped with --run-columns rank=rank"),
         ),
         ("not_parquet.parquet", read_run, "{p}: expected a Parquet file: "),
     ],

@@ -168,7 +168,7 @@ def test_local_ideal_and_ties_with_float_labels() -> None:
 def test_err_and_graded_rbp_with_float_labels() -> None:
     qrels = {"q": {"a": 0.93, "b": 0.2, "c": 0.5}}
     run = {"q": {"b": 3.0, "a": 2.0, "c": 1.0}}
-    res = evaluate(qrels, run, ["ERR(max_rel=1)", "ERR", "RBP(max_rel=1,p=0.5)"], labels="float")
+    res = evaluate(qrels, run, ["ERR(max_rel=1)", "ERR", "MZRBP(max_rel=1,p=0.5)"], labels="float")
 
     def err(top: float) -> float:
         total, reach = 0.0, 1.0
@@ -181,7 +181,7 @@ def test_err_and_graded_rbp_with_float_labels() -> None:
     assert res["ERR(max_rel=1)"] == pytest.approx(err(1.0), abs=1e-12)
     assert res["ERR"] == pytest.approx(err(0.93), abs=1e-12)  # max_rel=0: the largest label in the qrels
     rbp = 0.5 * sum(min(qrels["q"][d], 1.0) * 0.5**i for i, d in enumerate(ranking(run["q"])))
-    assert res["RBP(max_rel=1,p=0.5)"] == pytest.approx(rbp, abs=1e-12)
+    assert res["MZRBP(max_rel=1,p=0.5)"] == pytest.approx(rbp, abs=1e-12)
 
 
 def test_rag_grades_take_the_highest_integer_grade_a_label_reaches() -> None:
@@ -197,7 +197,7 @@ def test_integer_labels_read_as_floats_give_the_same_values() -> None:
     qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}, "q7": {"a": 2, "b": -1, "c": 1, "d": 0}}
     run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}, "q7": {"b": 4.0, "a": 3.0, "e": 2.0, "c": 1.0}}
     names = ["nDCG@3", "nDCG", "DCG(gain=exp)", "nDCG(ideal=local)@2", "ERR", "AP", "P@3", "RR", "R", "Bpref",
-             "infAP", "Judged@3", "RBP", "NumRel", "nDCG(norm=minmax)", "RBPResidual"]
+             "infAP", "Judged@3", "MZRBP", "NumRel", "nDCG(norm=minmax)", "MZRBPResidual"]
     ints = evaluate(qrels, run, names)
     floats = evaluate(qrels, run, names, labels="float", rel_level=1)
     assert floats.values == pytest.approx(ints.values, abs=1e-15)
@@ -221,11 +221,11 @@ def test_negative_float_labels_follow_the_negative_policy() -> None:
 def test_binary_measures_on_float_labels_need_an_explicit_threshold() -> None:
     with pytest.raises(MeasureError, match=r"P@3 reads binary relevance .* P\(rel=0\.5\)@3 .* rel_level="):
         Evaluator(["nDCG@3", "P@3"], FLOAT_QRELS, labels="float")
-    for name in ["AP", "RR", "R@10", "Success@3", "Bpref", "infAP", "NumRel", "Rprec", "RBP", "SetP"]:
+    for name in ["AP", "RR", "R@10", "Success@3", "Bpref", "infAP", "NumRel", "Rprec", "MZRBP", "SetP"]:
         with pytest.raises(MeasureError, match="binary relevance"):
             Evaluator([name], FLOAT_QRELS, labels="float")
     # graded measures, RBP with a grade scale and label-free counts need none
-    Evaluator(["nDCG@3", "DCG", "ERR", "RBP(max_rel=1)", "Judged@3", "NumRet", "RBPResidual", "RAnWG@3"],
+    Evaluator(["nDCG@3", "DCG", "ERR", "MZRBP(max_rel=1)", "Judged@3", "NumRet", "MZRBPResidual", "RAnWG@3"],
               FLOAT_QRELS, labels="float")
 
 

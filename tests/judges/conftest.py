@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fake_http import serve
 
 QUERY = re.compile(r"^Query: (.*)$", re.M)
 MARK = re.compile(r"\[g(-?\d+)\]")
@@ -38,6 +43,8 @@ class FakeServer:
         self.attempts: Counter[str] = Counter()  # per user message (query + passage)
         self.bodies: list[dict[str, Any]] = []
         self.url = ""
+        self.in_flight = self.max_in_flight = self.gathered = 0
+        self.arrived = threading.Condition(self.lock)
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         user = body["messages"][-1]["content"]
@@ -80,6 +87,14 @@ class FakeServer:
             return 429, {"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"}, b'{"error": "slow down"}'
         elif behaviour == "unauthorized":
             return 401, {}, b'{"error": "bad key"}'
+        elif behaviour == "gather":  # held until a second "gather" request has arrived (3 s at most): shows concurrency
+            with self.arrived:
+                self.gathered += 1
+                self.arrived.notify_all()
+                self.arrived.wait_for(lambda: self.gathered >= 2, timeout=3.0)
+        elif behaviour == "fickle":  # a non-deterministic model: another grade on every ask, a little slow
+            time.sleep(0.05)
+            content = json.dumps({"grade": (attempt + len(user)) % 4, "reason": f"ask {attempt}"})
         return _reply(body, content)
 
     def synth(self, body: dict[str, Any], user: str) -> tuple[int, dict[str, str], bytes]:
@@ -127,7 +142,15 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             try:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, headers, data = server.answer(body) if self.path == "/v1/chat/completions" else (404, {}, b"{}")
+                with server.arrived:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    server.arrived.notify_all()
+                try:
+                    status, headers, data = server.answer(body) if self.path == "/v1/chat/completions" else (404, {}, b"{}")
+                finally:
+                    with server.arrived:
+                        server.in_flight -= 1
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -141,23 +164,10 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Quiet(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
 def _start(server: FakeServer) -> Iterator[FakeServer]:
-    httpd = _Quiet(("127.0.0.1", 0), _handler(server))
-    server.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serve(_handler(server)) as base:
+        server.url = base + "/v1"
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ import pytest
 pytest.importorskip("wordllama", reason="the offline judge's model ships in the wordllama package (judges-embed extra)")
 
 from ranklens.errors import FormatError, InputError  # noqa: E402
-from ranklens.judges import (  # noqa: E402
-    EmbeddingJudge, Pair, Thresholds, WordLlamaEmbedder, best_cuts, calibrate, judge_pairs)
+from ranklens.judges import EmbeddingJudge, Pair, Thresholds, WordLlamaEmbedder, best_cuts, calibrate, judge_pairs  # noqa: E402
 
 TOPICS = {
     "q1": "how do vaccines train the immune system",

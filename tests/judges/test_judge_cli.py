@@ -176,3 +176,27 @@ def test_the_progress_bar_counts_pairs(capsys) -> None:
         advance(2)
     with _progress(3, False) as advance:
         advance(3)  # disabled: does nothing
+
+
+def test_two_judge_run_processes_on_one_cache_pay_once_and_write_the_cache(llm_server, tmp_path: Path) -> None:
+    import sqlite3
+    import subprocess
+    import sys
+
+    # a model that answers another grade on every ask, a little slow: two processes that both asked a pair would
+    # pay twice and could each write a different grade
+    rows = [(f"q{i}", f"fickle {i}", f"d{i}", f"text {i}") for i in range(24)]
+    pairs = _write_pairs(tmp_path / "pairs.jsonl", rows)
+    cache = tmp_path / "shared.sqlite"
+    cmd = [sys.executable, "-c", "from ranklens.cli.entry import main; main()", "judge", "run", str(pairs),
+           "--endpoint", llm_server.url, "--model", "m", "--cache", str(cache), "--concurrency", "2", "--quiet"]
+    procs = [subprocess.Popen([*cmd, "-o", str(tmp_path / f"{n}.qrels")], stderr=subprocess.PIPE, text=True)
+             for n in ("a", "b")]
+    outs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert llm_server.requests == 24  # each pair asked once, by one of the two processes
+    with sqlite3.connect(cache) as db:
+        stored = {f"q{q.split()[1]} 0 d{q.split()[1]} {g}" for q, g in db.execute("SELECT query, grade FROM judgments")}
+        assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    for n in ("a", "b"):
+        assert set((tmp_path / f"{n}.qrels").read_text().splitlines()) == stored

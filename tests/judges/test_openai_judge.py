@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -36,9 +35,11 @@ def _judge(url: str, usage: Usage | None = None, **kw: object) -> OpenAIJudge:
 
 def test_every_failure_mode_is_survived_and_counted_exactly(llm_server, tmp_path: Path) -> None:
     cache = JudgeCache(tmp_path / "cache.sqlite")
-    start = time.perf_counter()
-    res = judge_pairs(_pairs(), _judge(llm_server.url), cache=cache, concurrency=4)
-    elapsed = time.perf_counter() - start
+    waits: list[float] = []
+    # the slow answer takes twice the deadline; every other answer has 2 s, so a busy machine does not turn a
+    # quick answer into a timeout (the test counts requests exactly)
+    llm_server.slow_seconds = 4.0
+    res = judge_pairs(_pairs(), _judge(llm_server.url, timeout=2.0, sleep=waits.append), cache=cache, concurrency=4)
 
     assert llm_server.requests == sum(c[2] for c in CASES) == 28
     for query, _, cost, _ in CASES:
@@ -58,7 +59,8 @@ def test_every_failure_mode_is_survived_and_counted_exactly(llm_server, tmp_path
     assert set(unjudged) == {"q4", "q5", "q8"}
     assert "off the scale 0..3" in unjudged["q4"] and "after 5 attempts" in unjudged["q4"]
     assert "not JSON" in unjudged["q5"] and "HTTP 503" in unjudged["q8"]
-    assert elapsed >= 1.0  # Retry-After: 1 was honoured (the own backoff is 10 ms)
+    # Retry-After: 1 was honoured once (the own backoff is 10 ms, doubling: at most 0.16 s × 1.1 for 4 retries)
+    assert len(waits) == c["retries"] and sum(w >= 1.0 for w in waits) == 1 and max(waits) <= 1.0
     # every request asked at temperature 0 for schema-constrained output
     assert all(b["temperature"] == 0 and b["response_format"]["type"] == "json_schema" for b in llm_server.bodies)
 

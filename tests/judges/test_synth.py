@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from ranklens.cli.main import cli
 from ranklens.judges import OpenAIJudge, synthesize
-from ranklens.judges.synth import parse_queries
 from ranklens.judges.prompt import MalformedVerdict
+from ranklens.judges.synth import parse_queries
 
 CORPUS = {
     "cats": "Cats purr when they are content. <<why do cats purr>>",

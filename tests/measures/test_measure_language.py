@@ -46,7 +46,7 @@ COMBINATIONS = [
     "IDCG(gain=exp,ideal=local)",
     "DCG(gain=exp,discount=jk,base=2,ties=average)@3",
     "P(rel=2,ties=average)@5",
-    "RBP(p=0.8,rel=2,max_rel=3)@20",
+    "MZRBP(p=0.8,rel=2,max_rel=3)@20",
     "AP(rel=2,ties=input)@100",
 ]
 
@@ -217,9 +217,9 @@ PARSE_ERRORS = [
     ("nDCG(discount=ln)", r"parameter 'discount' must be one of log2, log, jk"),
     ("nDCG(base=10)@10", r"base applies to discount=log or discount=jk"),
     ("nDCG(base=1)", r"parameter 'base' must be ≥ 2"),
-    ("RBP(p=1.5)", r"p must be in \(0, 1\); got 1.5"),
-    ("RBP(p=0)", r"p must be in \(0, 1\)"),
-    ("RBP(p=x)", r"parameter 'p' must be a number; got 'x'"),
+    ("MZRBP(p=1.5)", r"p must be in \(0, 1\); got 1.5"),
+    ("MZRBP(p=0)", r"p must be in \(0, 1\)"),
+    ("MZRBP(p=x)", r"parameter 'p' must be a number; got 'x'"),
     ("P(rel=x)@5", r"parameter 'rel' must be an integer; got 'x'"),
     ("AP(rel=inf)", r"parameter 'rel' must be an integer"),  # (rel=1.5 is a threshold for real-valued labels)
     ("ERR(max_rel=-1)", r"parameter 'max_rel' must be ≥ 0"),

@@ -17,20 +17,21 @@ from ranklens.measures import parse, parse_many
 
 @pytest.mark.parametrize("text", ["rbp", "RBP", "Rbp", "rBP"])
 def test_rbp_is_one_measure_in_any_case(text: str) -> None:
-    assert parse(text) == parse("RBP")
-    assert parse_many([text]) == [parse("RBP")]
-    assert str(parse(text)) == "RBP"
+    """rbp is trec_eval's name: in any case it is trec_eval's RBP (TrecRBP), as in `ranklens trec-eval`."""
+    assert parse(text) == parse("TrecRBP")
+    assert parse_many([text]) == [parse("TrecRBP")]
+    assert str(parse(text)) == "TrecRBP"
 
 
-def test_trec_eval_rbp_has_its_own_name() -> None:
-    assert str(parse("TrecRBP")) == "TrecRBP"
-    assert parse("trecrbp") == parse("TrecRBP")
-    assert parse("TrecRBP") != parse("RBP")
+def test_moffat_zobel_rbp_has_its_own_name() -> None:
+    assert str(parse("MZRBP")) == "MZRBP"
+    assert parse("mzrbp") == parse("MZRBP")
+    assert parse("MZRBP") != parse("RBP")
+    assert str(parse("RBPResidual")) == "TrecRBPResidual" and str(parse("MZRBPResidual")) == "MZRBPResidual"
 
 
-def test_trec_eval_rbp_parameters_in_the_language_say_which_to_write() -> None:
-    with pytest.raises(MeasureError, match=r"RBP\(p=0\.8\).*TrecRBP\(p=0\.8\)"):
-        parse_many(["rbp.p=0.8"])
+def test_trec_eval_rbp_parameters_in_the_language() -> None:
+    assert parse_many(["rbp.p=0.8"]) == [parse("TrecRBP(p=0.8)")] == [parse("RBP(p=0.8)")]
 
 
 def test_trec_eval_command_keeps_rbp() -> None:
@@ -64,7 +65,7 @@ OTHER_NAMES = [
     ("mrr@10", ["RR@10"]),
     ("precision@5", ["P@5"]),
     ("recall@100", ["R@100"]),
-    ("recall", ["R"]),
+    ("recall", [f"R@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),  # trec_eval's recall
     ("r-precision", ["Rprec"]),
     ("r_precision", ["Rprec"]),
     ("map@100", ["AP@100"]),

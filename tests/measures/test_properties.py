@@ -119,7 +119,7 @@ ALL_MEASURES = [
     "nDCG", "nDCG@3", "nDCG(gain=exp,ties=average)@5", "nDCG(ideal=local)@3", "nDCG(ideal=max)@5",
     "nDCG(ideal=recall,depth=6)@3", "DCG@2", "IDCG", "P@3", "P(ties=average)@2", "R@5", "RR",
     "RR(ties=average)@3", "AP", "AP(ties=average)", "Rprec", "Success@2", "Bpref", "infAP", "ERR@5",
-    "ERR(max_rel=3)", "RBP(p=0.8)", "RBP(max_rel=3)", "RBPResidual(p=0.5)", "Judged@3", "NumQ", "NumRet",
+    "ERR(max_rel=3)", "MZRBP(p=0.8)", "MZRBP(max_rel=3)", "MZRBPResidual(p=0.5)", "Judged@3", "NumQ", "NumRet",
     "NumRel", "NumRelRet",
 ]  # fmt: skip
 
@@ -236,10 +236,10 @@ REFERENCE: dict[str, Callable[[list, list], float]] = {
     "infAP(rel=2)": lambda r, j: ref.inf_ap(r, j, rel=2),
     "ERR(max_rel=3)": lambda r, j: ref.err(r, 3),
     "ERR(max_rel=2)@3": lambda r, j: ref.err(r, 2, 3),
-    "RBP(p=0.8)": lambda r, j: ref.rbp(r, 0.8),
-    "RBP(p=0.5,rel=2)": lambda r, j: ref.rbp(r, 0.5, rel=2),
-    "RBP(p=0.9,max_rel=3)": lambda r, j: ref.rbp(r, 0.9, max_rel=3),
-    "RBPResidual(p=0.8)": lambda r, j: ref.rbp_residual(r, 0.8),
+    "MZRBP(p=0.8)": lambda r, j: ref.rbp(r, 0.8),
+    "MZRBP(p=0.5,rel=2)": lambda r, j: ref.rbp(r, 0.5, rel=2),
+    "MZRBP(p=0.9,max_rel=3)": lambda r, j: ref.rbp(r, 0.9, max_rel=3),
+    "MZRBPResidual(p=0.8)": lambda r, j: ref.rbp_residual(r, 0.8),
     "NumRelRet@3": lambda r, j: ref.num_rel_ret(r, 3),
 }
 

@@ -170,7 +170,7 @@ def test_tie_averaged_local_and_recall_ideals(seed: int) -> None:
     for name, (k, depth) in cases.items():
         gain_kind = "exp" if "exp" in name else "linear"
         for qid in run:
-            e_dcg = ref.tie_average(qrels[qid], run[qid], lambda r: ref.dcg(r, k, gain_kind=gain_kind))
+            e_dcg = ref.tie_average(qrels[qid], run[qid], lambda r, k=k, gain_kind=gain_kind: ref.dcg(r, k, gain_kind=gain_kind))
             top = ref.idcg_from_pool(_union_pool(qrels[qid], run[qid], depth), k, gain_kind=gain_kind)
             expected = e_dcg / top if top > 0 else 0.0
             assert res.per_query(name)[qid] == pytest.approx(expected, abs=1e-12), (name, qid)

@@ -74,9 +74,13 @@ def make_db_url(backend: str, tmp: Path) -> tuple[str, Any]:
 class ServerProcess:
     """``python -m ranklens.monitor`` on 127.0.0.1 with a free port; stderr is kept for failures."""
 
-    def __init__(self, db_url: str, *, token: str = TOKEN, env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+    def __init__(
+        self, db_url: str, *, token: str = TOKEN, env: dict[str, str] | None = None, args: list[str] | None = None,
+        public_read: bool = True,
+    ) -> None:
         self.db_url = db_url
         self.token = token
+        self.public_read = public_read  # reads need the token by default; most tests read without it
         self.extra_env = env or {}
         self.args = args or []
         self.proc: subprocess.Popen[str] | None = None
@@ -95,6 +99,10 @@ class ServerProcess:
             }
         )
         env.pop("RANKLENS_PROTECT_READS", None)
+        env.pop("RANKLENS_PUBLIC_READ", None)
+        env.pop("RANKLENS_TRUSTED_PROXIES", None)
+        if self.public_read:
+            env["RANKLENS_PUBLIC_READ"] = "1"
         env.update(self.extra_env)
         cmd = [sys.executable, "-m", "ranklens.monitor", "--db", self.db_url, "--port", "0", "--host", "127.0.0.1", *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)

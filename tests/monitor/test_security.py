@@ -8,7 +8,6 @@ import asyncio
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -96,14 +95,12 @@ def test_unauthenticated_big_body_costs_no_memory(server: ServerProcess) -> None
     assert server.proc is not None
     body = b'{"x":[' + b"{}," * (14 * 1024 * 1024) + b"{}]}"  # 42 MiB of tiny objects
     before = _vm_hwm_kib(server.proc.pid)
-    t0 = time.monotonic()
     try:
         r = httpx.post(server.url + "/api/v1/projects/x/snapshots", content=body, headers={"Content-Type": "application/json"}, timeout=60)
         assert r.status_code == 401
         assert r.json()["error"]["code"] == "unauthorized"
     except httpx.WriteError:  # the server answered and closed before the upload ended: also fine
         pass
-    assert time.monotonic() - t0 < 10
     grown_mib = (_vm_hwm_kib(server.proc.pid) - before) / 1024
     assert grown_mib < 100, grown_mib
 
@@ -363,8 +360,9 @@ def test_login_failures_are_throttled(tmp_path: Path) -> None:
             right = browser.post("/login", content=f"token={srv.token}".encode(), headers=FORM)
             assert right.status_code == 429
             assert not browser.cookies
-            # the API's bearer token is not affected
-            assert httpx.get(srv.url + "/api/v1/webhooks", headers={"Authorization": f"Bearer {srv.token}"}).status_code == 200
+            # one budget for every door (issue 23): the bearer token is not tried from this client either
+            api = httpx.get(srv.url + "/api/v1/webhooks", headers={"Authorization": f"Bearer {srv.token}"})
+            assert api.status_code == 429 and int(api.headers["retry-after"]) >= 1
     finally:
         srv.stop()
 

@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
-from ranklens.measures import parse
 
 ITEMS = [f"i{j}" for j in range(9)]
 

@@ -15,7 +15,7 @@ SQL_MEASURES = [
     "nDCG@3", "nDCG@10", "nDCG", "nDCG(gain=exp)@5", "DCG@3", "P@2", "P@10", "P(rel=2)@3", "R@3", "R@100",
     "AP", "AP@3", "AP(rel=2)", "RR", "RR@2", "Success@1", "Success@20",
 ]
-ARROW_ONLY = ["ERR@10", "RBP(p=0.8)", "nDCG(ideal=local)@3", "nDCG(ties=average)@3", "bpref", "P(ties=input)@2"]
+ARROW_ONLY = ["ERR@10", "MZRBP(p=0.8)", "nDCG(ideal=local)@3", "nDCG(ties=average)@3", "bpref", "P(ties=input)@2"]
 
 # ties at the cutoff (q1: three documents tied at rank 2–4), k beyond the list (q2: two documents), a
 # query only in the qrels (q5), all-zero grades (q3), negative labels (q4), unjudged documents, a

@@ -65,7 +65,7 @@ def test_trec_names_of_new_families_are_registered() -> None:
 
 def test_family_names_keep_their_case_over_trec_names() -> None:
     assert lookup("rbp") is not None
-    assert lookup("RBP") is None  # the Moffat–Zobel RBP family, not trec_eval's rbp
+    assert lookup("RBP") is None  # a family name in another case: the measure language reads it (TrecRBP too)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import Any, TypeVar, overload
 
 import click
 
-from ranklens.cli.defaults import DEFAULT_MEASURES  # (re-exported: eval, compare and gate read it here)
+from ranklens.cli.defaults import DEFAULT_MEASURES  # noqa: F401 (re-exported: eval, compare and gate read it here)
 from ranklens.data.formats import RUN_FILES
 from ranklens.errors import FormatError
 
@@ -84,7 +84,7 @@ _USER_ITEM = {"query": "user", "query_id": "user", "qid": "user", "user_id": "us
               "docid": "item", "docno": "item", "item_id": "item"}
 _COLUMN_ROLES = {
     "qrels": (("query", "doc", "label"), {**_QUERY_DOC, "relevance": "label", "rel": "label", "grade": "label"}),
-    "run": (("query", "doc", "score"), _QUERY_DOC),
+    "run": (("query", "doc", "score", "rank", "score_desc"), {**_QUERY_DOC, "position": "rank"}),
     "train": (("user", "item", "weight"), {**_USER_ITEM, "rating": "weight", "label": "weight", "value": "weight"}),
 }
 
@@ -94,7 +94,7 @@ def _column_map(kind: str) -> Callable[[click.Context, click.Parameter, str | No
     ``columns=`` of the readers (``{"user": "query_id", "item": "doc_id", "rating": "relevance"}``)."""
     roles, synonyms = _COLUMN_ROLES[kind]
     python_role = {"query": "query_id", "doc": "doc_id", "label": "relevance", "score": "score", "user": "query_id",
-                   "item": "doc_id", "weight": "weight"}
+                   "item": "doc_id", "weight": "weight", "rank": "rank", "score_desc": "score_desc"}
 
     def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str] | None:
         if value is None:
@@ -203,7 +203,9 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             "--run-columns",
             callback=_column_map("run"),
             metavar="query=COL,doc=COL,score=COL",
-            help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet).",
+            help="Which run columns hold the query, document and score (CSV, TSV, JSON Lines, Parquet); "
+            "rank=COL for a column of positions (1 = first); a column named rank/position/pos needs rank= "
+            "(or score_desc= when higher values are better).",
         ),
         click.option(
             "--train",
@@ -244,7 +246,8 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
         click.option(
             "--aggregate",
             type=click.Choice(["mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max"]),
-            help="How per-user values of the measures with agg= combine (default mean; per measure: Novelty(agg=median)@10).",
+            help="How the per-query (per-user) values of every measure averaged over queries combine (default mean; "
+            "per measure: nDCG(agg=median)@10); sums and geometric means (NumRet, GMAP) are refused with it.",
         ),
         click.option(
             "--plugin",

@@ -9,8 +9,8 @@ import click
 
 from ranklens.cli._common import DEFAULT_MEASURES, engine_options, policy_options
 from ranklens.cli._measure_args import MeasureArgsCommand
-from ranklens.results.rendering import FORMATS, render
 from ranklens.cli._runs import name_option
+from ranklens.results.rendering import FORMATS, render
 
 if TYPE_CHECKING:
     from ranklens.engine.policy import EvalPolicy
@@ -97,6 +97,9 @@ def command(
     if engine == "spark":  # the same FileEvaluation, computed on Spark
         import functools
 
+        from ranklens.backends import choose_backend
+
+        choose_backend([], policy, qrels, [path for _, path in named], engine="spark")  # (the one dispatcher says it)
         from ranklens.spark import evaluate_files as on_spark
 
         evaluate_files = functools.partial(on_spark, master=spark_master)  # type: ignore[assignment]

@@ -87,7 +87,15 @@ def render_explanation(e: object) -> str:
                     t.add_row(*(_fmt(v) for v in row.values()))
                 con.print(t)
             con.print(f"IDCG = {e.idcg:.6f}")
-            if e.measure.name == "nDCG":
+            if e.measure.name == "nDCG" and e.min_dcg is not None:
+                con.print(f"minDCG = {e.min_dcg:.6f}")
+                low, top = e.min_dcg, float(e.idcg or 0.0)
+                ratio = (
+                    "0 (IDCG = minDCG)" if not top - low
+                    else f"({e.dcg:.6f} − {low:.6f}) / ({top:.6f} − {low:.6f})"
+                )
+                con.print(f"{e.measure} = (DCG − minDCG) / (IDCG − minDCG) = {ratio} = {e.value:.6f}")
+            elif e.measure.name == "nDCG":
                 ratio = "0 (IDCG = 0: no relevant judged document)" if not e.idcg else f"{e.dcg:.6f} / {e.idcg:.6f}"
                 con.print(f"{e.measure} = DCG / IDCG = {ratio} = {e.value:.6f}")
     else:

@@ -92,9 +92,19 @@ def run(argv: Sequence[str]) -> int | None:
         # on a 2-core machine that takes CPU from the decoding of the Parquet file (measured on M as Parquet,
         # medians of 6: 1.8 s of CPU and 1.09 s against 1.5 s and 0.98 s). Nothing eval does needs BLAS threads.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from ranklens.backends import choose_backend, debug_note
+    from ranklens.errors import InputError
+
+    try:  # (the one dispatcher; anything but the compiled backend is the full interface's to run and say)
+        choice = choose_backend(measures or [], None, files[0], files[1:], note=False)
+    except InputError:
+        return None
+    if choice.name != "compiled":
+        return None
     results = evaluate_express(files[0], files[1:], measures)  # type: ignore[arg-type]
     if results is None:
         return None
+    debug_note(choice)
     from ranklens.results.rendering import render
 
     if fmt == "table" and (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":

@@ -156,7 +156,7 @@ def command(
     if any(r.kind == "max_drop" for r in rule_list) and baseline is None:
         raise InputError("--max-drop rules need --baseline BASE.run")
 
-    resolved = {r.measure: one_measure(r.measure, policy.rel_level) for r in rule_list}
+    resolved = {r.measure: policy.with_aggregate([one_measure(r.measure, policy.rel_level)])[0] for r in rule_list}
     rule_list = [dataclasses.replace(r, measure=str(resolved[r.measure])) for r in rule_list]
     q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else echo_note)
     evaluator = Evaluator(

@@ -127,8 +127,8 @@ def dcg(log: str, target: str, examination: str, k: int | None, clip: float | No
 @json_format_option
 def consistency(qrels: str, runs: tuple[str, ...], primary: str, unnormalised: str | None, as_json: bool) -> None:
     """Check whether mean nDCG orders the RUNs as mean DCG does (spec §5); exit 0 either way."""
-    from ranklens.data.names import unique_names
     from ranklens.data.io import read_qrels, read_run
+    from ranklens.data.names import unique_names
     from ranklens.engine.evaluator import Evaluator
     from ranklens.measures import parse
     from ranklens.unbiased import ordering_consistency, unnormalised_of

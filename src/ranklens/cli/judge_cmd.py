@@ -104,9 +104,12 @@ def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Requests in flight.")
 @click.option("--rpm", type=click.IntRange(min=1), help="At most this many requests per minute.")
 @click.option("--tpm", type=click.IntRange(min=1), help="At most this many tokens per minute (estimated, then as reported).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per request, in total (the whole answer must arrive within it).")
 @click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True, help="Retries per request.")
 @click.option("--backoff", type=click.FloatRange(min=0), default=1.0, show_default=True, help="First retry wait in seconds (doubles).")
+@click.option("--max-wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Longest wait between attempts, also when the server's Retry-After asks for more (said in the summary).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1, show_default=True, help="Documents per request (1 = the contract's default).")
 @click.option("--scale", "scale_file", type=click.Path(dir_okay=False), help="A scale/rubric file (TOML or JSON); default 0-3.")
 @click.option("--prices", type=click.Path(dir_okay=False), help='Prices per model (TOML: [models."NAME"] prompt_per_million, completion_per_million).')
@@ -115,8 +118,8 @@ def _progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def run(pairs: str, endpoint: str | None, model: str | None, output: str, backend: str, thresholds: str | None,
         cache: str | None, concurrency: int, rpm: int | None, tpm: int | None, timeout: float, retries: int,
-        backoff: float, batch_size: int, scale_file: str | None, prices: str | None, api_key_env: str,
-        summary_file: str | None, quiet: bool) -> None:
+        backoff: float, max_wait: float, batch_size: int, scale_file: str | None, prices: str | None,
+        api_key_env: str, summary_file: str | None, quiet: bool) -> None:
     """Judge every pair of PAIRS (JSONL: query_id, query, doc_id, text) and write the graded ones as TREC qrels.
 
     Pairs without a valid verdict after the retries are not written: they are counted and listed in the summary
@@ -127,13 +130,16 @@ def run(pairs: str, endpoint: str | None, model: str | None, output: str, backen
     from ranklens.judges.accounting import load_prices
 
     judge, usage, price_name = _make_judge(backend, endpoint, model, thresholds, scale_file, api_key_env, timeout,
-                                           retries, backoff, rpm, tpm)
+                                           retries, backoff, rpm, tpm, max_wait)
     price_table = load_prices(prices) if prices else {}
     todo = read_pairs(pairs)
     store = JudgeCache(cache) if cache else None
-    with _progress(len(todo), wanted(quiet)) as advance:
-        result = judge_pairs(todo, judge, cache=store, concurrency=concurrency, batch_size=batch_size, usage=usage,
-                             price=price_table.get(price_name), on_progress=advance)
+    try:
+        with _progress(len(todo), wanted(quiet)) as advance:
+            result = judge_pairs(todo, judge, cache=store, concurrency=concurrency, batch_size=batch_size,
+                                 usage=usage, price=price_table.get(price_name), on_progress=advance)
+    finally:
+        _close(judge, store)
     if prices and price_name not in price_table:
         result.notes.append(f"{prices} has no price for model {price_name!r}: cost unknown")
     _write_trec_qrels(result.labels(), output)
@@ -142,13 +148,20 @@ def run(pairs: str, endpoint: str | None, model: str | None, output: str, backen
         with open(summary_file, "w", encoding="utf-8") as out:
             json.dump(result.summary(), out, indent=2)
             out.write("\n")
+
+
+def _close(judge: Any, store: Any) -> None:
+    """Close the judge's connections and the cache (both may be absent or have nothing to close)."""
+    close = getattr(judge, "close", None)
+    if callable(close):
+        close()
     if store is not None:
         store.close()
 
 
 def _make_judge(backend: str, endpoint: str | None, model: str | None, thresholds: str | None, scale_file: str | None,
                 api_key_env: str, timeout: float, retries: int, backoff: float, rpm: int | None,
-                tpm: int | None) -> tuple[Any, Any, str]:
+                tpm: int | None, max_wait: float = 60.0) -> tuple[Any, Any, str]:
     from ranklens.judges.accounting import Usage
 
     usage = Usage()
@@ -169,7 +182,7 @@ def _make_judge(backend: str, endpoint: str | None, model: str | None, threshold
 
     scale = load_scale(scale_file) if scale_file else None
     judge = OpenAIJudge(endpoint, model, scale=scale, api_key_env=api_key_env, timeout=timeout, retries=retries,
-                        backoff=backoff, limiter=RateLimiter(rpm, tpm), usage=usage)
+                        backoff=backoff, max_wait=max_wait, limiter=RateLimiter(rpm, tpm), usage=usage)
     return judge, usage, model
 
 

@@ -24,7 +24,7 @@ def _table(report: Any) -> Any:
     for col, justify in (("method", "left"), ("estimate", "right"), ("interval", "right"), ("std. error", "right"),
                          ("queries", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    label = "PPI++ (tuned, lambda=%.2f)" % p.lam if p.method == "ppi++" else "PPI"
+    label = f"PPI++ (tuned, lambda={p.lam:.2f})" if p.method == "ppi++" else "PPI"
     rows = [
         (label, p, f"{p.n} human + {p.n_unlabelled} judge-only"),
         ("human labels only", report.human_only, str(report.human_only.n)),

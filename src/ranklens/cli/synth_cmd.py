@@ -47,8 +47,8 @@ def command(corpus: str, endpoint: str, model: str, output: str, qrels: str | No
     docs = read_corpus(corpus)
     if not docs:
         raise FormatError(corpus, "expected documents (JSONL with an id and a text); found none")
-    writer = OpenAIJudge(endpoint, model, api_key_env=api_key_env, timeout=timeout, retries=retries, backoff=backoff)
-    result = synthesize(docs, writer, per_doc=per_doc, round_trip_k=round_trip_k, retriever=retriever or "bm25")
+    with OpenAIJudge(endpoint, model, api_key_env=api_key_env, timeout=timeout, retries=retries, backoff=backoff) as writer:
+        result = synthesize(docs, writer, per_doc=per_doc, round_trip_k=round_trip_k, retriever=retriever or "bm25")
     result.write(output, qrels)
     say(result.summary_text(), nl=False)
     if summary_file:

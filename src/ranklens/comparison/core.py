@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -18,11 +18,19 @@ from ranklens.comparison.inputs import load_costs, load_segments, segment_counts
 from ranklens.comparison.pairing import pair_results
 from ranklens.comparison.pareto import ParetoPoint, pareto_points
 from ranklens.comparison.rows import (
-    ComparisonRow, Plan, QueryDelta, SummaryRow, compare_segment, correct, is_system, summary_rows, system_rows,
+    ComparisonRow,
+    Plan,
+    QueryDelta,
+    SummaryRow,
+    compare_segment,
+    correct,
+    is_system,
+    summary_rows,
+    system_rows,
 )
 from ranklens.errors import InputError, warn_notes
-from ranklens.measures.base import Measure
-from ranklens.results.core import Results
+from ranklens.measures.language import MeasuresArg
+from ranklens.results.core import QueryId, Results, given_id
 
 __all__ = ["Comparison", "compare"]
 
@@ -96,9 +104,12 @@ class Comparison:
 
     def paired_scores(
         self, baseline: str, system: str, measure: str, segment: str | None = None
-    ) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``)."""
+    ) -> tuple[list[QueryId], np.ndarray, np.ndarray]:
+        """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``);
+        ids of the type the runs gave them (integers stay integers)."""
         p = pair_results(self.results[baseline], self.results[system], measure, self.segment_of, segment)
+        if all(r.id_kind == "int" for r in (self.results[baseline], self.results[system])):
+            return [given_id(q) for q in p.queries], p.a, p.b
         return list(p.queries), p.a, p.b
 
     def deltas(self, *, measure: str | None = None, system: str | None = None) -> list[QueryDelta]:
@@ -184,6 +195,19 @@ class Comparison:
         columns = [f.name for f in fields(ComparisonRow)]
         return pd.DataFrame([asdict(r) for r in self.rows], columns=columns)
 
+    def _repr_html_(self) -> str:
+        """The notebook view: every pairwise row (means, difference, interval, adjusted p, significant), then
+        the notes."""
+        from ranklens.results.html import html_table
+
+        headers = ["measure", "segment", "baseline", "system", "n", "baseline mean", "system mean", "diff",
+                   "ci low", "ci high", "p (adjusted)", "significant"]
+        rows = [[r.measure, r.segment or "all", r.baseline, r.system, r.n, r.mean_baseline, r.mean_system, r.diff,
+                 r.ci_low, r.ci_high, r.p_value_adjusted, r.significant] for r in self.rows]
+        caption = (f"{len(self.systems)} systems, test {self.options.get('test')}, correction "
+                   f"{self.options.get('correction')}, alpha {self.alpha:g}")
+        return html_table(caption, headers, rows, notes=self.notes)
+
     def __repr__(self) -> str:
         n_sig = sum(r.significant for r in self.rows)
         return (
@@ -195,7 +219,7 @@ class Comparison:
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     baseline: str | int | None = None,
     test: str = "t",

@@ -4,7 +4,7 @@ the measures evaluated alongside (the DCG behind every nDCG, for the ordering-co
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,13 +13,14 @@ from ranklens.comparison.inputs import is_results_file, one_results
 from ranklens.data.names import file_stem, unique_names
 from ranklens.errors import InputError, did_you_mean
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
 
 __all__ = ["evaluate_runs", "evaluation_measures", "resolve_baseline"]
 
 
 def evaluate_runs(
-    qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: Iterable[Measure | str] | str, policy: dict[str, Any]
+    qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: MeasuresArg, policy: dict[str, Any]
 ) -> tuple[list[Measure], dict[str, Results], list[str]]:
     from ranklens.engine.evaluator import Evaluator
     from ranklens.measures.language import parse_many
@@ -33,7 +34,8 @@ def evaluate_runs(
     if evaluator is not None and checks:
         # also evaluate the DCG behind every nDCG, to check that both order the systems alike (spec §5)
         extra = [u for _, u in checks if u not in measure_values]
-        evaluator = Evaluator([*measure_values, *extra], evaluator.qrels, **policy)
+        read = {k: v for k, v in policy.items() if k not in ("qrels_columns", "qrels_format")}  # (qrels read already)
+        evaluator = Evaluator([*measure_values, *extra], evaluator.qrels, **read)
     if not measure_values:
         raise InputError("no measure given; e.g. nDCG@10")
     evaluated: list[tuple[str | None, Any, Results]] = []

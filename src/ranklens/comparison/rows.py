@@ -86,7 +86,8 @@ class QueryDelta:
     baseline: str
     system: str
     measure: str
-    query_id: str
+    query_id: str | int
+    """the query id with the type the runs gave it (integer ids stay integers)"""
     value_baseline: float
     value_system: float
     delta: float

@@ -18,12 +18,18 @@ fixed-width number or boolean (strings, nested types) is refused here and goes t
 
 from __future__ import annotations
 
-from typing import Any
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["fill_nulls", "from_numpy", "string_array", "to_numpy"]
+__all__ = ["fill_nulls", "from_numpy", "read_lent", "string_array", "to_numpy"]
+
+T = TypeVar("T")
+_TAKE_BACK_SECONDS = 10.0  # (a worker holds the bytes for microseconds; this only bounds a wait that never ends)
 
 
 def _numpy_dtype(t: pa.DataType) -> np.dtype[Any] | None:
@@ -95,3 +101,43 @@ def string_array(values: list[str] | tuple[str, ...]) -> pa.Array:
     np.cumsum(lengths, out=offsets[1:])
     data = pa.py_buffer(b"".join(encoded))
     return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets), data])
+
+
+def read_lent(data: Any, read: Callable[[pa.BufferReader], T], errors: tuple[type[BaseException], ...] = ()) -> T | None:
+    """``read`` (a pyarrow reader) over the memory of ``data`` (bytes, a memoryview, a numpy array) without a
+    copy; None if it raises one of ``errors``. Returns only once pyarrow has let go of the memory.
+
+    pyarrow's CSV reader finishes on its worker threads, which may drop the last reference to the input after
+    the call has returned. Dropping a buffer that wraps Python memory takes the GIL, and a thread that asks
+    for the GIL while the interpreter exits is ended by ``pthread_exit``, whose unwinding through pyarrow's
+    frames aborts the process ("terminate called without an active exception", exit 134, right after a
+    command printed its error: issue 22 item 18). So the memory is lent through a memoryview and taken back
+    (``memoryview.release()`` succeeds only once no buffer export is left) before this returns.
+
+    >>> import pyarrow.csv as pacsv
+    >>> read_lent(b"a,b\\n1,2\\n", pacsv.read_csv).num_rows
+    1
+    """
+    view = memoryview(data)
+    try:
+        try:
+            return read(pa.BufferReader(pa.py_buffer(view)))
+        except errors:
+            return None
+        except BaseException as e:  # (its traceback's frames would keep the buffer: cleared, so it can be taken back)
+            traceback.clear_frames(e.__traceback__)
+            raise
+    finally:
+        _take_back(view)
+
+
+def _take_back(view: memoryview) -> None:
+    deadline = time.monotonic() + _TAKE_BACK_SECONDS
+    while True:
+        try:
+            view.release()
+            return
+        except BufferError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.0005)  # (lets the worker take the GIL and drop its reference)

@@ -2,7 +2,7 @@
  * that tokenizes every line into the query id, the document id and the score, as Arrow-layout buffers.
  *
  * This is an accelerator, not a second parser with its own rules: it accepts only the lines whose reading
- * is beyond doubt (fields separated by runs of space, tab, CR, VT or FF; blank lines and lines whose first
+ * is beyond doubt (fields separated by runs of space, tab, VT or FF, a CR only just before the LF; blank lines and lines whose first
  * field starts with '#' skipped; words after the tag ignored and counted; a score in a strict decimal or
  * inf/nan grammar) and, for anything else, returns the 1-based number of the first line it did not accept,
  * so that the caller re-reads the block with the pure reader (ranklens.data.readers.trec), which is the
@@ -163,6 +163,7 @@ static PyObject *tokenize(const char *data, Py_ssize_t size, Py_ssize_t end, int
         int more; /* a 7th field or later */
         Py_ssize_t line_start = pos;
         int fields = line_fields(u, &pos, end, size, starts, lens, 6, &more);
+        if (fields < 0) goto decline; /* a CR that ends no line */
         if (release) {
             Py_ssize_t n = pos - line_start;
             if (memchr(data + line_start, 0, (size_t)n) != NULL) goto decline;

@@ -11,6 +11,24 @@ import pyarrow.compute as pc
 from ranklens.data._arrow import fill_nulls, from_numpy, string_array, to_numpy
 
 
+def id_kind(values: Any) -> str:
+    """``"int"`` when ``values`` (a column of ids as given) holds integers, else ``"str"``: ids are matched as
+    strings, and handed back as integers when they were given so (``Results.ids``).
+
+    >>> id_kind([3, 1]), id_kind(["q1"]), id_kind(pa.array([1, 2], pa.int32())), id_kind(np.array([1.5]))
+    ('int', 'str', 'int', 'str')
+    """
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        t = values.type.value_type if pa.types.is_dictionary(values.type) else values.type
+        return "int" if pa.types.is_integer(t) else "str"
+    if isinstance(values, np.ndarray):
+        return "int" if values.dtype.kind in "iu" else "str"
+    if isinstance(values, (list, tuple)) and values:
+        ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+        return "int" if ints else "str"
+    return "str"
+
+
 def to_string_array(values: Any) -> pa.Array:
     """Return ``values`` as a flat Arrow string array (ids are always compared as strings)."""
     if isinstance(values, pa.ChunkedArray):

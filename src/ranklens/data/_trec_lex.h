@@ -19,17 +19,20 @@ static void init_class(void) {
 #include <emmintrin.h>
 #define HAVE_SEP_MASK 1
 /* bit i set when byte p[i] (i < 64) is a separator of class 1 (space, or 9..13: tab, LF, VT, FF, CR; the
- * caller passes a line without its LF) */
-static inline uint64_t sep_mask64(const unsigned char *p) {
+ * caller passes a line without its LF); *cr gets the bits of the CRs among them */
+static inline uint64_t sep_mask64(const unsigned char *p, uint64_t *cr) {
     const __m128i space = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
-    uint64_t m = 0;
+    const __m128i ret = _mm_set1_epi8('\r');
+    uint64_t m = 0, c = 0;
     for (int k = 0; k < 4; k++) {
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
         __m128i d = _mm_sub_epi8(b, nine);
         __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(d, four), d); /* 9 <= b <= 13 */
         __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(b, space), ctl);
         m |= (uint64_t)(uint32_t)_mm_movemask_epi8(sep) << (16 * k);
+        c |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, ret)) << (16 * k);
     }
+    *cr = c;
     return m;
 }
 #endif
@@ -140,8 +143,10 @@ static int parse_score(const char *s, Py_ssize_t n, double *out) {
 
 /* The fields of the line that starts at *pos (up to the next LF or end): the start and length of the first
  * max of them in starts/lens, *more set when there are more; returns how many (at most max) and moves *pos
- * past the line break. size is the length of the whole buffer, which must hold at least 64 readable bytes
- * past *pos for the mask path (a bytes object's terminating NUL counts). */
+ * past the line break, or -1 when the line holds a CR that does not end it (a CR is a separator only just
+ * before the LF: a line ends in LF or CRLF, and the pure reader names a lone CR's line). size is the length of
+ * the whole buffer, which must hold at least 64 readable bytes past *pos for the mask path (a bytes object's
+ * terminating NUL counts). */
 static inline int line_fields(const unsigned char *u, Py_ssize_t *pos_io, Py_ssize_t end, Py_ssize_t size,
                               Py_ssize_t *starts, Py_ssize_t *lens, int max, int *more) {
     Py_ssize_t pos = *pos_io;
@@ -153,8 +158,9 @@ static inline int line_fields(const unsigned char *u, Py_ssize_t *pos_io, Py_ssi
     const unsigned char *nlp = (const unsigned char *)memchr(u + pos, '\n', (size_t)(end - pos));
     Py_ssize_t lend = nlp ? (Py_ssize_t)(nlp - u) : end, llen = lend - pos;
     if (llen <= 64 && pos + 64 <= size) {
-        uint64_t valid = llen == 64 ? ~(uint64_t)0 : (((uint64_t)1 << llen) - 1);
-        uint64_t tok = ~sep_mask64(u + pos) & valid;
+        uint64_t valid = llen == 64 ? ~(uint64_t)0 : (((uint64_t)1 << llen) - 1), cr;
+        uint64_t tok = ~sep_mask64(u + pos, &cr) & valid;
+        if ((cr & valid) != 0 && (cr & valid) != (nlp && llen ? (uint64_t)1 << (llen - 1) : 0)) return -1;
         uint64_t first = tok & ~(tok << 1), last = tok & ~(tok >> 1);
         while (first) {
             if (fields == max) {
@@ -172,7 +178,10 @@ static inline int line_fields(const unsigned char *u, Py_ssize_t *pos_io, Py_ssi
     } else
 #endif
     for (;;) {
-        while (pos < end && CLASS[u[pos]] == 1) pos++;
+        while (pos < end && CLASS[u[pos]] == 1) {
+            if (u[pos] == '\r' && (pos + 1 >= end || u[pos + 1] != '\n')) return -1;
+            pos++;
+        }
         if (pos >= end || u[pos] == '\n') break;
         Py_ssize_t start = pos;
         while (pos < end && CLASS[u[pos]] == 0) pos++;

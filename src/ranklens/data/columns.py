@@ -10,13 +10,14 @@ so it imports neither numpy nor pyarrow.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from ranklens.errors import FormatError, did_you_mean
 
 __all__ = [
-    "DOC_ALIASES", "FLOAT_QRELS", "LABEL_ALIASES", "QRELS", "QUERY_ALIASES", "RUN", "SCORE_ALIASES", "ColumnMap",
-    "Kind", "column_roles", "qrels_kind", "resolve_columns",
+    "DOC_ALIASES", "FLOAT_QRELS", "LABEL_ALIASES", "POSITION_NAMES", "QRELS", "QUERY_ALIASES", "RUN", "SCORE_ALIASES",
+    "ColumnMap", "Kind", "ambiguous_keys", "column_roles", "qrels_kind", "rank_columns", "resolve_columns",
 ]
 
 #: Accepted column names (lower case), preferred first. Used by CSV/TSV, JSON Lines, Parquet and frames.
@@ -126,6 +127,56 @@ def column_roles(columns: ColumnMap | None, kind: Kind, source: str) -> dict[str
     return roles
 
 
+#: words of a column name that say it holds a position in a shown list (1 = first), not a score
+POSITION_NAMES = ("rank", "position", "pos")
+
+
+def rank_columns(columns: ColumnMap | None, source: str) -> tuple[ColumnMap | None, bool]:
+    """A run's ``columns=`` with its ordering roles resolved, and whether the value is a rank.
+
+    ``rank`` maps a column of positions (1 = first; ascending): it is read as the score and negated, so
+    position 1 ranks first (``True`` is returned). ``score_desc`` maps a column that is a score (higher
+    first) whatever its name. A column named like a position (``rank``, ``position``, ``pos``, also within
+    ``shown_position``) mapped to ``score`` is refused: read as a score it would rank the last position first.
+
+    >>> rank_columns({"u": "query_id", "position": "rank"}, "log.csv")
+    ({'u': 'query_id', 'position': 'score'}, True)
+    >>> rank_columns({"pos": "score"}, "log.csv")
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.FormatError: log.csv: columns=: column 'pos' looks like a position (1 = first), and a score ranks its highest value first; map it to rank ({'pos': 'rank'}; --run-columns rank=pos), or, if higher values are better, to score_desc ({'pos': 'score_desc'}; --run-columns score_desc=pos)
+    """
+    if columns is None or not isinstance(columns, Mapping):
+        return columns, False
+    out: dict[str, str] = {}
+    by_rank = False
+    valued = [str(c) for c, r in columns.items() if str(r).strip().lower() in ("rank", "score_desc", "score")]
+    if len(valued) > 1:
+        raise FormatError(source, f"columns=: {valued[0]!r} and {valued[1]!r} are both mapped to the run's order "
+                          "(score, score_desc or rank); map one")
+    for column, role in columns.items():
+        key = str(role).strip().lower()
+        if key == "rank":
+            out[str(column)], by_rank = "score", True
+        elif key == "score_desc":
+            out[str(column)] = "score"
+        elif key == "score" and _looks_like_position(str(column)):
+            raise FormatError(
+                source,
+                f"columns=: column {column!r} looks like a position (1 = first), and a score ranks its highest value "
+                f"first; map it to rank ({{{column!r}: 'rank'}}; --run-columns rank={column}), or, if higher values "
+                f"are better, to score_desc ({{{column!r}: 'score_desc'}}; --run-columns score_desc={column})",
+            )
+        else:
+            out[str(column)] = str(role)
+    return out, by_rank
+
+
+def _looks_like_position(name: str) -> bool:
+    words = [w for w in re.split(r"[^a-z0-9]+|(?<=[a-z])(?=[0-9])", name.strip().lower()) if w]
+    return any(w in POSITION_NAMES for w in words) and "score" not in words
+
+
 def _role_name(role: str, kind: Kind) -> str:
     return {"query": "query_id", "doc": "doc_id"}.get(role, kind.value)
 
@@ -152,7 +203,7 @@ def resolve_columns(
     >>> resolve_columns(["qid", "docno", "rank"], RUN, "run.csv", 1)
     Traceback (most recent call last):
     ...
-    ranklens.errors.FormatError: run.csv:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python)
+    ranklens.errors.FormatError: run.csv:1: missing column score (or sim, prediction); expected columns query_id, doc_id, score; found: qid, docno, rank; map it with --run-columns score=COLUMN (columns= in Python); a column of positions (1 = first) is mapped with --run-columns rank=rank
     """
     stripped = [str(n).strip() for n in names]
     lowered = [n.lower() for n in stripped]
@@ -195,7 +246,47 @@ def resolve_columns(
         elif suggest_map:
             pairs = ",".join(f"{r if r != 'value' else kind.value_option}=COLUMN" for r in missing)
             message += f"; map {'them' if plural else 'it'} with --{kind.name}-columns {pairs} (columns= in Python)"
+            position = next((n for n in stripped if _looks_like_position(n)), None)
+            if kind is RUN and missing == ["value"] and position is not None:
+                message += f"; a column of positions (1 = first) is mapped with --run-columns rank={position}"
         raise FormatError(source, message, line)
     return positions["query"], positions["doc"], positions["value"]
 
 
+
+
+def ambiguous_keys(
+    names: Sequence[str], kind: Kind, source: str, line: int | None = None, *, mapping: Mapping[str, str] | None = None
+) -> FormatError | None:
+    """The error for ``names`` (the keys of one JSON Lines object) holding two keys for one role, or None.
+
+    Two aliases of the query id (``topic`` and ``qid``), of the document id or of the value are ambiguous:
+    which one is meant would depend on a preference order, and a reader that took its key names from another
+    line would take another one (issue 22 item 9). A role that ``mapping`` (from :func:`column_roles`) names
+    is not ambiguous; nor is qrels' ``score`` next to another label key (it is the label only when no other
+    label key is there, as for a table's columns).
+
+    >>> str(ambiguous_keys(["topic", "doc_id", "score", "qid"], RUN, "r.jsonl", 3))
+    "r.jsonl:3: keys 'topic' and 'qid' both name the query id: which one is meant is ambiguous; remove one, or name it with --run-columns query_id=KEY (columns= in Python)"
+    >>> ambiguous_keys(["qid", "doc_id", "relevance", "score"], QRELS, "q.jsonl") is None
+    True
+    """
+    lowered = [str(n).strip().lower() for n in names]
+    mapped = {column.strip().lower() for column in (mapping or {}).values()}
+    roles = (("query", QUERY_ALIASES, "the query id"), ("doc", DOC_ALIASES, "the document id"),
+             ("value", kind.value_aliases, f"the {kind.value}"))
+    for role, aliases, what in roles:
+        if mapping is not None and role in mapping:
+            continue
+        hits = [i for i, n in enumerate(lowered) if n in aliases and n not in mapped]
+        if role == "value" and kind.name == "qrels" and any(lowered[i] != "score" for i in hits):
+            hits = [i for i in hits if lowered[i] != "score"]
+        if len(hits) > 1:
+            option = {"query": "query_id", "doc": "doc_id"}.get(role, kind.value_option)
+            return FormatError(
+                source,
+                f"keys '{names[hits[0]]}' and '{names[hits[1]]}' both name {what}: which one is meant is ambiguous; "
+                f"remove one, or name it with --{kind.name}-columns {option}=KEY (columns= in Python)",
+                line,
+            )
+    return None

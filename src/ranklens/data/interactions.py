@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -273,8 +272,10 @@ def _table(source: Any, format: str | None, what: str) -> tuple[pa.Table, str]:
     if fmt == "jsonl":
         import pyarrow.json as pj
 
+        from ranklens.data._arrow import read_lent
+
         display, data = read_text_bytes(path)
-        return pj.read_json(io.BytesIO(data)), display
+        return read_lent(data, pj.read_json), display  # type: ignore[return-value]
     q = read_qrels(path, format=fmt, labels="float")  # TREC qrels: user 0 item weight
     t = q.to_arrow()
     return t.rename_columns(["user", "item", "weight"][: t.num_columns]), path
@@ -289,6 +290,8 @@ def _columnar(source: Mapping[Any, Any]) -> bool:
 def _read_delimited(data: bytes, display: str, delimiter: str) -> pa.Table:
     import pyarrow.csv as pacsv
 
+    from ranklens.data._arrow import read_lent
+
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     text_head = data[: data.find(b"\n") if b"\n" in data else len(data)].decode("utf-8", "replace").rstrip("\r")
@@ -296,10 +299,15 @@ def _read_delimited(data: bytes, display: str, delimiter: str) -> pa.Table:
     if not names or not any(n.strip() for n in names):
         raise FormatError(display, "expected a header line naming the columns")
     try:
-        return pacsv.read_csv(
-            io.BytesIO(data),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char='"' if delimiter == "," else False),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False),
+        return read_lent(  # type: ignore[return-value]
+            data,
+            lambda source: pacsv.read_csv(
+                source,
+                parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char='"' if delimiter == "," else False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={n: pa.string() for n in names}, strings_can_be_null=False
+                ),
+            ),
         )
     except pa.ArrowInvalid as e:
         raise FormatError(display, f"cannot read the table: {e}") from None

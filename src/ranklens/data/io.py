@@ -21,6 +21,7 @@ query, document and value columns of CSV, TSV, JSON Lines, Parquet and in-memory
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import decimal
 import functools
 import gzip
@@ -36,6 +37,7 @@ from typing import Any, BinaryIO, ParamSpec, TypeVar, Union, cast
 
 import numpy as np
 
+from ranklens.data.columns import rank_columns
 from ranklens.data.formats import RUN_FILES
 from ranklens.data.names import run_name_of
 from ranklens.data.qrels import Qrels, check_label_kind
@@ -55,7 +57,7 @@ from ranklens.data.readers import (
     trec,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError, did_you_mean
+from ranklens.errors import FormatError
 
 
 def _reader(name: str) -> Any:
@@ -106,7 +108,7 @@ def _role(role: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
 def mark_role(error: FormatError, role: str) -> FormatError:
     """Set ``error.input_role`` (unless already set) and return the error."""
     if getattr(error, "input_role", None) is None:
-        setattr(error, "input_role", role)
+        setattr(error, "input_role", role)  # noqa: B010 (FormatError declares no such attribute)
     return error
 
 
@@ -141,6 +143,7 @@ def read_qrels(
     """
     kind = qrels_kind(check_label_kind(labels))
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' Qrel tuples: columns)
         _refuse_coercions(source, kind, columns)
         return _reader("frames").qrels_from_object(source, columns, labels=labels)
     mapping = column_roles(columns, QRELS, _display(source))
@@ -168,7 +171,9 @@ def read_run(
             else the file name without extensions (``bm25.run.gz`` → ``bm25``), else ``"run"``.
         columns: ``{column name: role}`` for files and tables with named columns, roles ``query_id``,
             ``doc_id`` and ``score`` (or ``query``, ``doc``); unmapped roles are found by their
-            aliases (``user_id``, ``item_id``, ``prediction`` …).
+            aliases (``user_id``, ``item_id``, ``prediction`` …). ``rank`` maps a column of positions
+            (1 = first, ascending: the score is −rank); a column named like a position (``rank``,
+            ``position``, ``pos``) mapped to ``score`` is refused, ``score_desc`` says it is a score.
 
     Raises:
         FormatError: the file is missing, of unknown format, or malformed (the message names the line).
@@ -180,7 +185,15 @@ def read_run(
     >>> run.name, run.to_dict()
     ('bm25', {'q1': {'d2': 1.5, 'd1': 1.5}})
     """
+    where = _display(source) if isinstance(source, (str, os.PathLike)) else _reader("frames").source_name(source)
+    columns, by_rank = rank_columns(columns, where)
+    run = _read_run(source, format, name, columns)
+    return dataclasses.replace(run, score=-run.score) if by_rank else run  # (positions: 1 first, so score −rank)
+
+
+def _read_run(source: PathLike | object, format: str | None, name: str | None, columns: ColumnMap | None) -> Run:
     if not isinstance(source, (str, os.PathLike)):
+        source = _reader("frames").records_as_columns(source)  # (ir_measures' ScoredDoc tuples: columns)
         _refuse_coercions(source, RUN, columns)
         return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))
@@ -405,8 +418,13 @@ def _load(source: PathLike, format: str | None, *, map_text: bool = False) -> tu
         except (OSError, EOFError, zlib.error) as e:
             raise FormatError(display, f"expected gzip-compressed data, but it is corrupt or truncated ({e})") from None
     elif compressed and data:
-        raise FormatError(display, "expected gzip-compressed data (the name ends in .gz), got uncompressed bytes")
+        raise not_gzip(display)
     return display, fmt, data
+
+
+def not_gzip(display: str) -> FormatError:
+    """The error for a file whose name ends in ``.gz`` and whose bytes are not gzip."""
+    return FormatError(display, "expected gzip-compressed data (the name ends in .gz), got uncompressed bytes")
 
 
 STDIN = "<stdin>"
@@ -529,10 +547,13 @@ def open_input(path: str) -> Iterator[tuple[BinaryIO, bool]]:
     """Open ``path`` once and yield ``(stream, gzipped)``: its bytes, gunzipped on the fly when they start
     with gzip's magic. The magic is read from the same handle, so a pipe or a FIFO (which cannot be
     opened twice, nor re-read) loses nothing. Opening fails with a :class:`FormatError` naming the
-    file; reading a corrupt gzip stream raises ``OSError``/``EOFError``/``zlib.error`` (the caller
-    knows where it was)."""
+    file, and so does a name ending in ``.gz`` on bytes that are not gzip (the rule of :func:`read_run`);
+    reading a corrupt gzip stream raises ``OSError``/``EOFError``/``zlib.error`` (the caller knows where
+    it was)."""
     with _open(path) as handle:
         head = _read(handle, 2, path)
+        if head and head != _GZIP_MAGIC and RUN_FILES.extension_of(path)[1]:
+            raise not_gzip(path)
         stream: BinaryIO
         if _is_regular(handle):
             handle.seek(0)

@@ -103,10 +103,18 @@ def small_dictionaries(metadata: pq.FileMetaData, column: str) -> bool:
 
 
 def needed_columns(handle: pq.ParquetFile, kind: Kind, display: str, mapping: Mapping[str, str] | None) -> list[str]:
-    """The names of the query, document and value columns, found as the readers find them."""
+    """The names of the query, document and value columns, found as the readers find them. A name that
+    two columns share is an error naming it (which of them holds the values is not said anywhere, and
+    pyarrow reads columns by name)."""
     names = handle.schema_arrow.names
     q, d, v = resolve_columns(names, kind, display, mapping=mapping)
-    return [names[q], names[d], names[v]]
+    needed = [names[q], names[d], names[v]]
+    for name in needed:
+        if names.count(name) > 1:
+            raise FormatError(
+                display, f"column '{name}' appears {names.count(name)} times; give each column its own name"
+            )
+    return needed
 
 
 def first_line(e: BaseException) -> str:

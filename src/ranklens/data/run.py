@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._hashing import HASH_DUPLICATES_FROM_ROWS, has_repeats, pair_keys, string_hash
-from ranklens.data._intern import intern_grouped, intern_sorted, to_string_array
+from ranklens.data._intern import id_kind, intern_grouped, intern_sorted, to_string_array
 from ranklens.data.nested import flatten, nest
 from ranklens.errors import DuplicateError, FormatError
 
@@ -49,6 +49,9 @@ class Run:
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     notes: tuple[str, ...] = ()
     """what the reader accepted but changed or ignored (e.g. words after the TREC tag), for the results"""
+    id_kind: str = "str"
+    """``"int"`` when the query ids were given as integers (a frame's integer column, ``{1: {…}}``): they are
+    matched as strings, and the results hand them back as integers"""
 
     def __len__(self) -> int:
         return int(self.query.shape[0])
@@ -109,6 +112,7 @@ class Run:
         ``doc_hash``: the id hash of every document id (``_hashing.string_hash``), when a reader computed it
         on the way (the compiled TREC tokenizer); otherwise it is computed on first use.
         """
+        kind = id_kind(query_ids)
         qarr = to_string_array(query_ids)
         darr = to_string_array(doc_ids)
         sc = _float_scores(scores, source, line_numbers)
@@ -118,7 +122,7 @@ class Run:
             nulls = to_numpy(qarr.is_null()) | to_numpy(darr.is_null())
             raise FormatError(source, "empty query or document id", _line(line_numbers, int(np.flatnonzero(nulls)[0])))
         qcodes, qvocab, bounds = intern_grouped(qarr)
-        run = cls(qvocab, qcodes, darr, sc, name, source)
+        run = cls(qvocab, qcodes, darr, sc, name, source, id_kind=kind)
         if doc_hash is not None:
             if len(doc_hash) != len(darr):
                 raise ValueError("doc_hash and the document ids differ in length")
@@ -135,11 +139,12 @@ class Run:
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<dict>"
+        cls, data: Mapping[Any, Mapping[Any, float]], *, name: str = "run", source: str = "<dict>"
     ) -> Run:
         """Build from pytrec_eval's form ``{query_id: {doc_id: score}}``."""
         qs, ds, ss = flatten(data, source, "score")
-        return cls.from_arrays(qs, ds, ss, name=name, source=source)
+        run = cls.from_arrays(qs, ds, ss, name=name, source=source)
+        return run if id_kind(list(data)) == "str" else replace(run, id_kind="int")  # ({1: {…}}: integer ids)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Return pytrec_eval's form ``{query_id: {doc_id: score}}``."""

@@ -6,9 +6,9 @@
 * text lines ``query_id segment``, separated by a tab, a comma or spaces; the segment is the rest of the
   line (it may hold spaces); blank lines and ``#`` comments are skipped;
 * CSV or TSV with a header naming the columns: a query column (``query_id``, ``qid``, ``query``, ``q_id``,
-  ``topic``, ``topic_id``) and a segment column (``segment``, ``category``, ``group``), in any order and
-  any case; other columns are ignored; a two-column header whose first column names the query takes the
-  second column as the segment (``qid cat``). The first line is a header when it starts with a query
+  ``topic``, ``topic_id``, ``query-id``, ``user_id``, ``userid``) and a segment column (``segment``,
+  ``category``, ``group``), in any order and any case; other columns are ignored; a two-column header
+  whose first column names the query takes the second column as the segment (``qid cat``). The first line is a header when it starts with a query
   column's name or names a segment column;
 * JSON ``{"query_id": "segment", ...}`` (numbers become strings), recognised by the ``.json`` extension or
   by its first character whatever the file's extension (:data:`ranklens.data.formats.SEGMENT_FILES`);
@@ -35,10 +35,10 @@ from typing import Any
 from ranklens.data.formats import SEGMENT_FILES
 from ranklens.errors import FormatError, InputError
 
-__all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments"]
+__all__ = ["SEGMENT_ALIASES", "SEGMENT_QUERY_ALIASES", "check_overlap", "read_segments", "show_ids"]
 
 #: Accepted names (lower case) of the query column, preferred first.
-SEGMENT_QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
+SEGMENT_QUERY_ALIASES = ("query_id", "qid", "query", "q_id", "topic", "topic_id", "query-id", "user_id", "userid")
 #: Accepted names (lower case) of the segment column, preferred first.
 SEGMENT_ALIASES = ("segment", "category", "group")
 
@@ -95,11 +95,12 @@ def check_overlap(segment_of: Mapping[str, str], queries: Iterable[str], *, sour
     labelled = list(segment_of)
     raise InputError(
         f"{source}: no evaluated query has a segment: it labels {len(labelled)} quer"
-        f"{'y' if len(labelled) == 1 else 'ies'} ({_show(labelled)}); the evaluated queries are {_show(queries)}"
+        f"{'y' if len(labelled) == 1 else 'ies'} ({show_ids(labelled)}); the evaluated queries are {show_ids(queries)}"
     )
 
 
-def _show(ids: list[str], limit: int = 5) -> str:
+def show_ids(ids: list[str], limit: int = 5) -> str:
+    """The first ``limit`` ids, comma-separated, ``…`` when there are more (``none`` when there are none)."""
     return ", ".join(ids[:limit]) + (", …" if len(ids) > limit else "") if ids else "none"
 
 

@@ -19,7 +19,6 @@ them and runs the greedy ideal one numpy step per rank (k steps), each over all 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.diversity import ALPHA_NDCG
-from ranklens.measures.language import parse
+from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, aggregate, stack_columns
 
 __all__ = ["alpha_ndcg", "evaluate_diversity"]
@@ -44,7 +43,7 @@ _MISSING = {"skip": "intersect", "zero": "qrels", "error": "error"}
 def evaluate_diversity(
     qrels: Any,
     run: Any,
-    measures: Iterable[Measure | str] | str = ("alpha-nDCG@10",),
+    measures: MeasuresArg = ("alpha-nDCG@10",),
     *,
     missing: str = "skip",
     name: str | None = None,
@@ -149,11 +148,9 @@ def _intent_pairs(iq: IntentQrels, lists: RankedLists, rel: int) -> IntentPairs:
     )
 
 
-def _measures(measures: Iterable[Measure | str] | str) -> tuple[Measure, ...]:
-    items = [measures] if isinstance(measures, (str, Measure)) else list(measures)
+def _measures(measures: MeasuresArg) -> tuple[Measure, ...]:
     out: list[Measure] = []
-    for item in items:
-        m = item if isinstance(item, Measure) else parse(item)
+    for m in parse_many(measures):  # (a name, a measure or an iterable of them: measure_items)
         if m.family != ALPHA_NDCG:
             raise MeasureError(f"'{m}' is not a diversity measure; ranklens diversity computes alpha-nDCG@k")
         m = m.validate()

@@ -23,7 +23,6 @@ graded measures use them as gains; binary measures then need ``rel=`` or ``rel_l
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.evaluator import Evaluator
 from ranklens.errors import InputError
-from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
 
 __all__ = ["evaluate_arrays"]
@@ -43,7 +42,7 @@ __all__ = ["evaluate_arrays"]
 def evaluate_arrays(
     y_true: Any,
     y_score: Any,
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     indexes: Any = None,
     labels: str = "auto",

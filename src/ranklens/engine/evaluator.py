@@ -14,10 +14,11 @@ from ranklens.engine.alignment import AlignReport, Negative, QuerySet, align
 from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
+from ranklens.engine.pool import POOL_IDEAL_FAMILIES, SelfPool, self_pool_depths, self_pool_note
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.base import Measure
-from ranklens.measures.language import parse_many
+from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, assemble, stack_columns
 
 __all__ = ["Evaluator", "evaluate"]
@@ -66,7 +67,7 @@ class Evaluator:
 
     def __init__(
         self,
-        measures: Iterable[Measure | str] | str,
+        measures: MeasuresArg,
         qrels: Any,
         *,
         missing: str = "skip",
@@ -122,14 +123,14 @@ class Evaluator:
         lists, report = self._align(_as_run(run, columns=self.run_columns, format=self.run_format), order)
         return lists, report.messages()
 
-    def _align(self, run: Run, order: str) -> tuple[RankedLists, AlignReport]:
+    def _align(self, run: Run, order: str, judged_only: bool = False) -> tuple[RankedLists, AlignReport]:
         return align(
             self.qrels,
             run,
             order=order,  # type: ignore[arg-type]
             query_set=self.query_set,
             negative=self.negative,
-            judged_only=self.judged_only,
+            judged_only=self.judged_only or judged_only,
             max_docs=self.max_docs,
             depth=self.depth,
             map_negative_labels=True,
@@ -155,10 +156,10 @@ class Evaluator:
     def results(self, r: Run, *, allow_empty: bool = False) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
         (for callers that evaluate a run in parts, such as streaming)."""
-        by_order: dict[str, list[int]] = {}
+        by_order: dict[tuple[str, bool], list[int]] = {}  # (tie order, the measure's own judged_only)
         for j, m in enumerate(self.measures):
             order = "input" if _ties(m) == "input" else "score"
-            by_order.setdefault(order, []).append(j)
+            by_order.setdefault((order, bool(m.get("judged_only"))), []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
         notes: list[str] = list(r.notes)
         side = self._side
@@ -168,10 +169,15 @@ class Evaluator:
         system: dict[int, float] = {}
         has_relevant: np.ndarray | None = None
         self.last_report: AlignReport | None = None
-        for order, idx in by_order.items():
-            lists, report = self._align(r, order)
+        self.last_pool: SelfPool | None = None
+        for (order, judged), idx in by_order.items():
+            lists, report = self._align(r, order, judged)
             self.last_report = report
+            if self.last_pool is None and any(self.measures[j].name in POOL_IDEAL_FAMILIES for j in idx):
+                self.last_pool = self_pool_depths(lists)
             for msg in report.messages():
+                if judged and not self.judged_only and "judged-only" in msg:  # (one measure's own judged_only)
+                    msg = f"{', '.join(str(self.measures[j]) for j in idx)}: {msg}"
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
@@ -185,18 +191,53 @@ class Evaluator:
                 if m.family.is_system(m):
                     system[j] = float(value)
                     value = np.full(lists.num_queries, np.nan)
-                columns[j] = absent_scored_zero(value, m, report.absent)
+                columns[j] = value
+            self._score_absent(
+                lists, report, [j for j in idx if not self.measures[j].family.is_system(self.measures[j])], columns,
+                judged_only=self.judged_only or judged,
+            )
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
+        pool_note = self_pool_note(self.measures, self.last_pool) if self.last_pool is not None else None
+        if pool_note is not None:
+            notes.append(pool_note)
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
         if has_relevant is not None:
             query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
-        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system)
+        return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system, id_kind=r.id_kind)
+
+    def _score_absent(
+        self, lists: RankedLists, report: AlignReport, idx: list[int], columns: list[np.ndarray | None], *,
+        judged_only: bool,
+    ) -> None:
+        """``missing="zero"``: the qrels queries the run lacks take the values trec_eval ``-c`` gives them,
+        ranked against its placeholder document (:mod:`ranklens.engine.placeholder`); measures that are NA
+        by definition (their mean skips NaN) and the recommender measures (which would read the placeholder
+        as a recommended item) keep their value on the empty ranking, scored 0 where it is NaN."""
+        absent = report.absent
+        if absent is None or not absent.any():
+            return
+        from ranklens.engine.placeholder import placeholder_values
+
+        rows = np.flatnonzero(absent)
+        ids = lists.query_ids.take(rows).to_pylist()
+        as_trec = [j for j in idx if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS]
+        values, done = placeholder_values(
+            self.qrels, ids, [self.measures[j] for j in as_trec], negative=self.negative,
+            judged_only=judged_only, max_docs=self.max_docs,
+        )
+        for k, j in enumerate(as_trec):  # (rows not done: -J dropped the placeholder, an empty ranking)
+            column = np.array(columns[j], dtype=np.float64, copy=True)
+            column[rows[done]] = values[done, k]
+            columns[j] = column
+        for j in idx:
+            if j not in as_trec:
+                columns[j] = absent_scored_zero(columns[j], self.measures[j], absent)  # type: ignore[arg-type]
 
     @property
     def streamable(self) -> bool:
         """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
-        return not self._side.active and not any(m.family.is_system(m) for m in self.measures)
+        return not self._side.active and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
@@ -245,7 +286,7 @@ def nothing_evaluated(run_source: str, qrels_queries: int, run_queries: int) -> 
     )
 
 
-def evaluate(qrels: Any, run: Any, measures: Iterable[Measure | str] | str, **options: Any) -> Results:
+def evaluate(qrels: Any, run: Any, measures: MeasuresArg, **options: Any) -> Results:
     """Evaluate ``run`` against ``qrels``: a thin wrapper over :class:`Evaluator`.
 
     >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}
@@ -310,14 +351,22 @@ class _SideTables:
     exclude-seen protocol, the empty-user policy and the default aggregate."""
 
     def __init__(self, p: EvalPolicy, measures: tuple[Measure, ...]) -> None:
-        from ranklens.measures.recsys import AGGREGATES
+        from ranklens.measures.base import AGGREGATES
 
         self.empty = p.empty
         self.exclude_seen = p.exclude_seen
         if p.aggregate is not None:
             if p.aggregate not in AGGREGATES:
                 raise InputError(f"aggregate must be one of {', '.join(AGGREGATES)}; got {p.aggregate!r}")
-            measures = tuple(m.with_defaults(agg=p.aggregate) for m in measures)
+            fixed = [m for m in measures if not m.family.is_system(m) and all(q.name != "agg" for q in m.family.params)]
+            if fixed and p.aggregate != "mean":
+                how = ", ".join(f"{m} ({'a sum' if m.family.aggregate == 'sum' else 'a geometric mean' if m.family.aggregate == 'gmean' else m.family.aggregate})" for m in fixed)
+                raise InputError(
+                    f"aggregate {p.aggregate!r} combines the per-query values of measures averaged over queries; "
+                    f"{how} {'is' if len(fixed) == 1 else 'are'} combined by definition: evaluate "
+                    f"{'it' if len(fixed) == 1 else 'them'} apart, without it"
+                )
+            measures = tuple(p.with_aggregate(measures))
         self.measures = measures
         self.train = self.catalog = None
         self.notes: list[str] = []

@@ -7,12 +7,12 @@ Real-valued labels (``labels="float"``), per family (:data:`FLOAT_LABEL_USE`):
 
 * ``gain``: the label is the gain (nDCG, DCG, IDCG, ERR, G, nDCGRel): ``0.93`` gains 0.93 (``exp``:
   2^0.93 − 1).
-* ``threshold``: binary relevance, relevant when label ≥ ``rel`` (P, R, RR, AP, bpref, RBP without a
+* ``threshold``: binary relevance, relevant when label ≥ ``rel`` (P, R, RR, AP, bpref, MZRBP without a
   grade scale …). There is **no default threshold** for real-valued labels: ``rel=1`` is the integer
   convention ("any grade above 0") and would read a 0.93 completion as not relevant, so each such
   measure must say ``rel`` (``P(rel=0.5)@10``) or the evaluator ``rel_level=`` (CLI ``--rel-level``).
 * ``grade``: the RA-nWG family's discrete grades: a label counts at the highest grade it reaches.
-* ``judged``: only whether a document is judged (Judged, Unjudged, NumRet, the RBP residual).
+* ``judged``: only whether a document is judged (Judged, Unjudged, NumRet, the RBP residuals).
 * ``integer``: refused (TrecRBP: trec_eval's gain table has one entry per integer grade).
 
 A family not listed (a plugin's) is refused with real-valued labels until its author adds it here:
@@ -32,13 +32,13 @@ __all__ = ["FLOAT_LABEL_USE", "check_measures"]
 FLOAT_LABEL_USE: dict[str, str] = {
     **dict.fromkeys(("nDCG", "DCG", "IDCG", "ERR", "G", "nDCGRel"), "gain"),
     **dict.fromkeys(
-        ("P", "R", "RR", "AP", "Rprec", "Success", "Bpref", "infAP", "NumRel", "NumRelRet", "Hits", "RBP",
+        ("P", "R", "RR", "AP", "Rprec", "Success", "Bpref", "infAP", "NumRel", "NumRelRet", "Hits", "MZRBP",
          "IPrec", "IPrecAvg", "GMAP", "GMBpref", "RprecMult", "Utility", "BinG", "RnDCG", "RelativeP", "SetP",
          "SetRelativeP", "SetAP", "SetF", "NumNonRelJudgedRet"),
         "threshold",
     ),
     **dict.fromkeys(("RAnWG", "NRecall4p", "NRecall5", "Precision4p", "Harm", "PROC", "PctPROC"), "grade"),
-    **dict.fromkeys(("Judged", "Unjudged", "NumRet", "NumQ", "RBPResidual", "TrecRBPResidual"), "judged"),
+    **dict.fromkeys(("Judged", "Unjudged", "NumRet", "NumQ", "MZRBPResidual", "TrecRBPResidual"), "judged"),
     "TrecRBP": "integer",
 }
 
@@ -62,16 +62,16 @@ def check_measures(
     ranklens.errors.MeasureError: AP reads binary relevance (relevant when label ≥ rel); real-valued labels have no default threshold, so give one: AP(rel=0.5) in the measure, or rel_level= for every binary measure (CLI --rel-level); rel=1, the integer default, would read a label of 0.93 as not relevant (to mean rel=1, pass rel_level=1: written in the measure it is the default, indistinguishable)
     """
     for m in measures:
-        _check_gain_map(m, negative, judged_only)
+        _check_gain_map(m, negative, judged_only or bool(m.get("judged_only")))
         if labels == "float":
             _check_float(m, rel_level)
 
 
 def needs_threshold(m: Measure) -> bool:
-    """Whether ``m`` reads binary relevance at ``rel`` (RBP only without a grade scale ``max_rel``)."""
+    """Whether ``m`` reads binary relevance at ``rel`` (MZRBP only without a grade scale ``max_rel``)."""
     if FLOAT_LABEL_USE.get(m.name) != "threshold":
         return False
-    return not (m.name == "RBP" and m.get("max_rel"))
+    return not (m.name == "MZRBP" and m.get("max_rel"))
 
 
 def _check_float(m: Measure, rel_level: float | None) -> None:
@@ -84,10 +84,10 @@ def _check_float(m: Measure, rel_level: float | None) -> None:
     if use == "integer":
         raise MeasureError(
             f"{m}: {m.name} needs integer labels (trec_eval's gain table has one entry per integer grade); "
-            "with real-valued labels use RBP(max_rel=…) or nDCG/DCG"
+            "with real-valued labels use MZRBP(max_rel=…) or nDCG/DCG"
         )
     if needs_threshold(m) and rel_level is None and "rel" not in dict(m.params):
-        graded = " (or RBP(max_rel=1): gain min(label, 1))" if m.name == "RBP" else ""
+        graded = " (or MZRBP(max_rel=1): gain min(label, 1))" if m.name == "MZRBP" else ""
         raise MeasureError(
             f"{m} reads binary relevance (relevant when label ≥ rel); real-valued labels have no default "
             f"threshold, so give one: {m(rel=0.5)} in the measure{graded}, or rel_level= for every binary "

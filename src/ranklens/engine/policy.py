@@ -10,10 +10,13 @@ maps) build one :class:`EvalPolicy`. What a Results records of it, batch or stre
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import InputError
+
+if TYPE_CHECKING:
+    from ranklens.measures.base import Measure
 
 __all__ = ["EvalPolicy"]
 
@@ -129,6 +132,19 @@ class EvalPolicy:
         column maps; ``labels="int"`` is recorded as the default)."""
         known = {"missing", "negative", "judged_only", "max_docs", "labels"}
         return cls(**{k: v for k, v in options.items() if k in known})
+
+    def with_aggregate(self, measures: Iterable[Measure]) -> list[Measure]:
+        """``measures`` as an Evaluator under this policy evaluates them: ``aggregate`` is their default
+        ``agg=`` (``nDCG@10`` under ``aggregate="median"`` is ``nDCG(agg=median)@10``); the measures without
+        ``agg`` (sums, geometric means, system-level) unchanged.
+
+        >>> from ranklens.measures import parse_many
+        >>> [str(m) for m in EvalPolicy(aggregate="median").with_aggregate(parse_many(["nDCG@10", "NumRet"]))]
+        ['nDCG(agg=median)@10', 'NumRet']
+        """
+        if self.aggregate is None:
+            return list(measures)
+        return [m.with_defaults(agg=self.aggregate) for m in measures]
 
     def replace(self, **changes: Any) -> EvalPolicy:
         """A copy with ``changes`` (``dataclasses.replace``)."""

@@ -24,10 +24,11 @@ import pyarrow.compute as pc
 from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.io import mark_role, open_input
 from ranklens.data.names import run_name_of
-from ranklens.data.readers import RUN, Columns, extra_fields_note, no_rows, trec
+from ranklens.data.readers import RUN, Columns, check_line_ends, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
+from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
 from ranklens.results.core import Results, assemble
 
@@ -88,6 +89,10 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
             if not at_end:
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    try:  # (CR-only line ends: no line feed to cut at; said before the block grows on)
+                        check_line_ends(data, len(data) - data.endswith(b"\r"), path)
+                    except FormatError as e:
+                        raise FormatError(path, e.detail, None if e.line is None else e.line + first_line - 1) from None
                     if len(data) > max_line_bytes:
                         raise FormatError(
                             path,
@@ -101,8 +106,13 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
             else:
                 carry = b""
             lines_in_block = 0
-            if data and not data.isspace():
-                try:  # (byte-order marks dropped at the start of the file only, as the whole read drops them)
+            marks = 0
+            while at_file_start and data.startswith(b"\xef\xbb\xbf", marks):
+                marks += 3  # (the marks that begin the file are dropped: a block of them and blank lines is blank)
+            if len(data) > marks and not data[marks:].isspace():
+                try:  # (byte-order marks dropped at the start of the file only; a later one is an error)
+                    if not at_end:  # (the reader checks up to its text's trailing whitespace: not the file's)
+                        check_line_ends(data, len(data), path)
                     cols = trec.read_run(data, path, file_start=at_file_start)
                 except FormatError as e:
                     line = None if e.line is None else e.line + first_line - 1
@@ -173,6 +183,7 @@ def evaluate_stream(
     query_ids: list[str] = []
     values: list[np.ndarray] = []
     totals = dict(run_only_queries=0, run_only_rows=0, truncated_rows=0, removed_unjudged_rows=0)
+    pool = SelfPool()  # the queries judged on the run's own top d (engine/pool.py)
     pending: _Block | None = None
     run_name = name
     rows_read = 0
@@ -184,7 +195,10 @@ def evaluate_stream(
             block.query, block.doc, block.score, name=run_name or "run", source=path, line_numbers=block.line,
             doc_hash=block.doc_hash,
         )
+        nonlocal pool
         res = block_ev.results(run, allow_empty=True)
+        if block_ev.last_pool is not None:
+            pool = pool + block_ev.last_pool
         report = block_ev.last_report
         if report is not None:
             for key in totals:
@@ -218,7 +232,8 @@ def evaluate_stream(
         raise QuerySetError(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {path} (e.g. {missing[:3]}); use query set 'intersect' or 'qrels'")
     if evaluator.query_set == "qrels" and missing:
         zero_ev = Evaluator(
-            evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level
+            evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level,
+            judged_only=evaluator.judged_only, max_docs=evaluator.max_docs,
         )
         empty = zero_ev(Run.from_arrays(string_array([]), string_array([]), np.empty(0)), warn=False)
         keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
@@ -240,7 +255,13 @@ def evaluate_stream(
         removed_unjudged_rows=totals["removed_unjudged_rows"],
     )
     options = {**evaluator.options(), "streamed": True}
-    notes = ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
+    if missing and evaluator.query_set == "qrels":
+        pool = SelfPool(pool.queries + len(missing), pool.depths)
+    pool_note = self_pool_note(evaluator.measures, pool)
+    notes = (
+        ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
+        + ((pool_note,) if pool_note else ())
+    )
     return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
 
 

@@ -33,7 +33,9 @@ def gate_results(
 
     ``engine="spark"`` evaluates a run file on Spark (master ``spark_master``) against the qrels file
     ``qrels_path`` read with ``policy`` (its formats and column maps): the same Results as the in-memory
-    engine's. Saved results are fitted to ``evaluator``'s qrels either way."""
+    engine's. Saved results are fitted to ``evaluator``'s qrels either way. Which backend evaluates a run
+    file is :func:`ranklens.backends.choose_backend`'s choice, as for ``eval`` (the compiled one needs
+    ``qrels_path`` and a policy it declares: the gate's default ``missing="zero"`` is not one)."""
     from ranklens.data.io import read_run
     from ranklens.engine.evaluator import nothing_evaluated
     from ranklens.evaluation import no_progress
@@ -41,16 +43,26 @@ def gate_results(
 
     if path != "-" and os.path.isfile(path) and looks_like_results(path):
         return saved_as_run(evaluator, path)
-    if engine == "spark":
+    from ranklens.backends import choose_backend, run_compiled
+
+    policy = policy if policy is not None else evaluator.policy
+    choice = choose_backend(list(evaluator.measures), policy, qrels_path, [path], engine=engine)
+    if choice.name == "spark":
         from ranklens.spark.files import evaluate_run_paths
 
         if qrels_path is None:
             raise InputError("engine='spark' needs qrels_path (the qrels file Spark reads)")
         (res,) = evaluate_run_paths(
-            qrels_path, [path], list(evaluator.measures), policy if policy is not None else evaluator.policy,
-            master=spark_master, require_shared=True,
+            qrels_path, [path], list(evaluator.measures), policy, master=spark_master, require_shared=True
         )
         return res
+    from ranklens.evaluation import compiled_results
+
+    compiled = run_compiled(
+        choice, lambda why: compiled_results(qrels_path, [(None, path)], list(evaluator.measures), policy, progress, why)  # type: ignore[arg-type]
+    )
+    if compiled is not None:
+        return compiled[0][0]
     hook = progress or no_progress
     with hook(f"reading {path}", None):
         r = read_run(path, format=evaluator.policy.run_format, columns=evaluator.policy.run_columns)

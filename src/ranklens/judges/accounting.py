@@ -11,7 +11,8 @@ from ranklens.judges._files import read_table
 
 #: the counters a run keeps, in the order the summary prints them
 COUNTERS = ("requests", "retries", "malformed", "rate_limited", "server_errors", "timeouts",
-            "connection_errors", "rejected", "response_format_refused", "prompt_tokens", "completion_tokens")
+            "connection_errors", "rejected", "response_format_refused", "too_large", "retry_after_capped",
+            "claimed_elsewhere", "prompt_tokens", "completion_tokens")
 
 
 @dataclass

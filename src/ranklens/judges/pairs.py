@@ -36,8 +36,7 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
     display = str(path)
     try:
         with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                yield number, line
+            yield from enumerate(handle, 1)
     except FileNotFoundError:
         raise FormatError(display, "no such file") from None
     except UnicodeDecodeError as exc:

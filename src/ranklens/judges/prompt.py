@@ -107,8 +107,10 @@ def parse(content: str, scale: Scale, n_documents: int = 1) -> list[tuple[int, s
     """
     try:
         obj = json.loads(content)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise MalformedVerdict(f"not JSON: {exc}") from None
+    except (ValueError, TypeError) as exc:  # also an integer of more than 4,300 digits
+        raise MalformedVerdict(f"not JSON: {str(exc)[:120]}") from None
+    except RecursionError:
+        raise MalformedVerdict("not JSON: nested too deeply") from None
     if n_documents == 1:
         return [_check_verdict(obj, scale)]
     if not isinstance(obj, dict) or set(obj) != {"judgments"} or not isinstance(obj["judgments"], list):

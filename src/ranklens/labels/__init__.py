@@ -8,9 +8,9 @@ support, and map rates to graded labels with declarative rules (TOML or Python).
 Command line: ``ranklens labels from-events EVENTS --rules RULES.toml -o qrels.trec``.
 """
 
+from ranklens.labels.engagement import LabelResult, labels_from_events
 from ranklens.labels.events import EventLog, read_events
 from ranklens.labels.rules import Condition, GradeRule, LabelRules, ScoreBins, Signal, load_rules
-from ranklens.labels.engagement import LabelResult, labels_from_events
 
 __all__ = [
     "Condition",

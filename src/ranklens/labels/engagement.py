@@ -9,7 +9,7 @@ import numpy as np
 
 from ranklens.data.qrels import Qrels
 from ranklens.labels.events import EventLog, read_events
-from ranklens.labels.rules import _OPS, LabelRules, load_rules
+from ranklens.labels.rules import _OPS, load_rules
 
 __all__ = ["LabelResult", "labels_from_events"]
 

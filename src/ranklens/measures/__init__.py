@@ -11,10 +11,10 @@ from ranklens.measures.registry import families, get_family, register
 for _family in FAMILIES:
     register(_family)
 
-from ranklens.measures.language import parse, parse_many  # noqa: E402
-from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures import rag as _rag  # noqa: E402,F401
+from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures.diversity import DIVERSITY_FAMILIES  # noqa: E402
+from ranklens.measures.language import parse, parse_many  # noqa: E402
 
 for _family in DIVERSITY_FAMILIES:
     register(_family)
@@ -35,8 +35,10 @@ Success = get_family("Success")
 Bpref = get_family("Bpref")
 infAP = get_family("infAP")
 ERR = get_family("ERR")
-RBP = get_family("RBP")
-RBPResidual = get_family("RBPResidual")
+RBP = get_family("RBP")  # trec_eval's rbp (TrecRBP); Moffat & Zobel's is MZRBP
+RBPResidual = get_family("RBPResidual")  # trec_eval's rbp_resid (TrecRBPResidual)
+MZRBP = get_family("MZRBP")
+MZRBPResidual = get_family("MZRBPResidual")
 Judged = get_family("Judged")
 NumQ = get_family("NumQ")
 NumRet = get_family("NumRet")
@@ -51,6 +53,8 @@ __all__ = [
     "Bpref",
     "Family",
     "Judged",
+    "MZRBP",
+    "MZRBPResidual",
     "Measure",
     "NumQ",
     "NumRel",

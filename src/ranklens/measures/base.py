@@ -14,7 +14,35 @@ from typing import Any, Literal
 
 from ranklens.errors import MeasureError
 
-__all__ = ["Family", "Measure", "Param"]
+__all__ = ["AGG", "AGGREGATES", "JUDGED_ONLY", "MAX_CUTOFF", "Family", "Measure", "Param", "cutoff_of"]
+
+#: the largest cutoff (2^31 - 1): no ranking is longer, and every measure computes at it; a larger one is an
+#: error of the measure's name, never an overflow deeper down (issue 22 item 17)
+MAX_CUTOFF = 2**31 - 1
+
+
+def _too_big(where: str, shown: str) -> MeasureError:
+    return MeasureError(f"{where}: the cutoff must be at most {MAX_CUTOFF}; got {shown}")
+
+
+def cutoff_of(digits: str, where: str) -> int:
+    """The cutoff written ``digits`` (ASCII digits), refused beyond :data:`MAX_CUTOFF` without converting a
+    number of any length (``int()`` refuses more than 4,300 digits).
+
+    >>> cutoff_of("10", "nDCG")
+    10
+    >>> cutoff_of("9" * 5000, "nDCG")
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.MeasureError: nDCG: the cutoff must be at most 2147483647; got a 5000-digit number
+    """
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(MAX_CUTOFF)):
+        raise _too_big(where, f"a {len(significant)}-digit number")
+    value = int(digits)
+    if value > MAX_CUTOFF:
+        raise _too_big(where, digits)
+    return value
 
 GainMap = tuple[tuple[int, float], ...]
 
@@ -121,6 +149,27 @@ def _coerce_gain(value: Any, where: str) -> str | GainMap:
     return out
 
 
+#: the aggregates ``agg=`` accepts: the mean, the median, quantiles pNN, the extremes
+AGGREGATES = ("mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max")
+AGG = Param(
+    "agg",
+    "choice",
+    "mean",
+    "how the per-query (per-user) values combine into the run's value: mean (default), median, pNN (the "
+    "NN-th percentile, linear interpolation: numpy's default), min or max; NA queries are left out. Every "
+    "measure averaged over queries has it; sums, geometric means and system-level measures do not",
+    choices=AGGREGATES,
+)
+
+#: a parameter of every measure, as in ir_measures: this measure alone is computed on the ranking without the
+#: unjudged documents (trec_eval -J, ``judged_only=True`` of the Evaluator, for one measure)
+JUDGED_ONLY = Param(
+    "judged_only", "bool", False,
+    "drop retrieved documents without a (non-negative) judgement before computing this measure (trec_eval -J for "
+    "this measure alone; ir_measures' judged_only)",
+)
+
+
 #: what each entry of :attr:`Family.needs` stands for, in messages
 _INPUTS = {
     "intents": "intent-level qrels (qid intent docid rel)",
@@ -160,6 +209,12 @@ class Family:
     the measures of this family that are (``AUC(pooled=true)``); None = always per query. See
     :meth:`is_system`."""
 
+    def __post_init__(self) -> None:
+        # every measure averaged over queries may be combined otherwise (agg=median …); a sum (NumRet), a
+        # geometric mean (GMAP) or a system-level value (Coverage) is defined by how it combines
+        if self.aggregate in ("mean", "nanmean") and self.system is None and all(p.name != "agg" for p in self.params):
+            object.__setattr__(self, "params", (*self.params, AGG))
+
     def rows_read(self, m: Measure) -> int | None:
         """The deepest rank ``m`` (a measure of this family) reads, or None when it reads the whole ranking.
 
@@ -187,11 +242,18 @@ class Family:
         where = self.computed_by.format(m=m)
         return f"{m} needs {what}" + (f": use {where}" if where else "")
 
+    @property
+    def all_params(self) -> tuple[Param, ...]:
+        """The family's parameters and :data:`JUDGED_ONLY`, which every measure takes."""
+        if any(p.name == JUDGED_ONLY.name for p in self.params):
+            return self.params
+        return (*self.params, JUDGED_ONLY)
+
     def param(self, name: str) -> Param:
-        for p in self.params:
+        for p in self.all_params:
             if p.name == name:
                 return p
-        known = [p.name for p in self.params]
+        known = [p.name for p in self.all_params]
         from ranklens.errors import did_you_mean
 
         hint = did_you_mean(name, known)
@@ -241,10 +303,12 @@ class Measure:
                 raise MeasureError(f"{family.name} takes no cutoff; drop '@{cutoff}'")
             if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
                 raise MeasureError(f"{family.name}: the cutoff must be a positive integer; got {cutoff!r}")
+            if cutoff > MAX_CUTOFF:
+                raise _too_big(family.name, str(cutoff) if cutoff.bit_length() < 128 else "a larger number")
         elif family.cutoff == "required" and require_cutoff:
             raise MeasureError(f"{family.name} needs a cutoff, e.g. '{family.name}@10'")
         ordered = tuple(
-            (p.name, values[p.name]) for p in family.params if p.name in values and values[p.name] != p.default
+            (p.name, values[p.name]) for p in family.all_params if p.name in values and values[p.name] != p.default
         )
         m = Measure(family, family.name, ordered, cutoff)
         if family.check is not None and (cutoff is not None or require_cutoff):

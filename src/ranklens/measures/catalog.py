@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ranklens.measures.base import Family, Param
+from ranklens.measures.base import JUDGED_ONLY, Family, Param
 from ranklens.measures.registry import families
 
 __all__ = ["catalog_rows", "markdown_measures", "markdown_parameters"]
@@ -51,6 +51,7 @@ def markdown_parameters() -> str:
         if p.choices:
             default += " (" + " \\| ".join(p.choices) + ")"
         lines.append(f"| `{name}` | {default} | {_cell(p.doc)} | {', '.join(users)} |")
+    lines.append(f"| `{JUDGED_ONLY.name}` | {JUDGED_ONLY.format(False)} | {_cell(JUDGED_ONLY.doc)} | every measure |")
     return "\n".join(lines) + "\n"
 
 

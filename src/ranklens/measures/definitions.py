@@ -48,7 +48,7 @@ IDEAL = Param(
 )
 DEPTH = Param("depth", "int", 0, "depth K of the recall ideal (required with ideal=recall)", minimum=0)
 MAX_REL = Param(
-    "max_rel", "int", 0, "the top grade of the label scale (ideal=max; ERR; RBP); 0 = the largest label in the qrels", minimum=0
+    "max_rel", "int", 0, "the top grade of the label scale (ideal=max; ERR; MZRBP); 0 = the largest label in the qrels", minimum=0
 )
 NORM = Param(
     "norm",
@@ -176,7 +176,7 @@ FAMILIES: tuple[Family, ...] = (
         "1 if at least one relevant document is in the top k, else 0 (HitRate@k).",
         params=(REL, TIES),
         cutoff="required",
-        aliases=("hit", "hitrate", "hit_rate"),
+        aliases=("hit", "hitrate", "hit_rate", "hr"),
         example="Success@10",
         reads="top",
     ),
@@ -206,23 +206,23 @@ FAMILIES: tuple[Family, ...] = (
         reads="top",
     ),
     Family(
-        "RBP",
-        "Rank-biased precision (1−p)·Σ r_i p^(i−1) with r_i = min(label, max_rel)/max_rel (max_rel = 0 means "
-        "binary at rel); the residual is the RBPResidual measure.",
+        "MZRBP",
+        "Moffat & Zobel's rank-biased precision (1−p)·Σ r_i p^(i−1) with r_i = min(label, max_rel)/max_rel "
+        "(max_rel = 0 means binary at rel); the residual is MZRBPResidual. The trec_eval names rbp and RBP "
+        "are trec_eval's graded RBP (TrecRBP).",
         params=(Param("p", "float", 0.9, "persistence p in (0,1) (trec_eval default 0.9)"), REL, MAX_REL),
         check=_check_rbp,
         reference="Moffat & Zobel, TOIS 2008",
-        example="RBP, RBP(p=0.8)",
+        example="MZRBP, MZRBP(p=0.8)@20",
         reads="top",
     ),
     Family(
-        "RBPResidual",
+        "MZRBPResidual",
         "The RBP residual of Moffat & Zobel: (1−p)·Σ_{unjudged i ≤ n} p^(i−1) + p^n; the true RBP lies in "
-        "[RBP, RBP + residual].",
+        "[MZRBP, MZRBP + residual]. trec_eval's rbp_resid (TrecRBPResidual) is 0 when all are judged.",
         params=(Param("p", "float", 0.9, "persistence p in (0,1)"),),
         check=_check_rbp,
-        aliases=("rbp_residual",),
-        example="RBPResidual(p=0.8)",
+        example="MZRBPResidual(p=0.8)",
         reads="top",
     ),
     Family(

@@ -15,18 +15,76 @@ One name is one measure in any letter case. Also read: the names trec_eval print
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Measure
+from ranklens.measures.base import Family, Measure, cutoff_of
 from ranklens.measures.registry import families, get_family
 
-__all__ = ["PRESETS", "closest", "parse", "parse_many", "suggest"]
+__all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
+
+class ForeignMeasure(Protocol):
+    """An ir_measures measure object (``ir_measures.nDCG@10``): read by its name, ``str(measure)``."""
+
+    NAME: str
+
+
+#: what names one measure: its text (``"nDCG@10"``), a :class:`Measure` (``nDCG@10`` in Python), a family
+#: (``AP``) or an ir_measures measure object (``ir_measures.nDCG@10``)
+MeasureLike = str | Measure | Family | ForeignMeasure
+#: what every entry point takes for ``measures``: one measure as :data:`MeasureLike` or an iterable of them
+MeasuresArg = MeasureLike | Iterable[MeasureLike]
+
+
+def measure_items(measures: MeasuresArg) -> list[Measure | str]:
+    """The one reading of a ``measures=`` argument, shared by every entry point (``evaluate``, ``Evaluator``,
+    ``compare``, ``evaluate_files``): one measure or an iterable of them, each a name, a :class:`Measure`,
+    a family (``AP``: the measure with its defaults) or an ir_measures measure (read by its name, which the
+    language reads as ir_measures does). Names stay text (a trec_eval name may name several measures).
+
+    >>> from ranklens.measures import AP, nDCG
+    >>> measure_items(AP), measure_items([nDCG @ 10, "P@5"])
+    ([AP], [nDCG@10, 'P@5'])
+    >>> measure_items(3)
+    Traceback (most recent call last):
+    ...
+    ranklens.errors.MeasureError: expected a measure (a name such as 'nDCG@10', a ranklens or ir_measures measure) or a list of them; got int 3
+    """
+    one = _one_item(measures)
+    if one is not None:
+        return [one]
+    if isinstance(measures, Iterable) and not isinstance(measures, (bytes, Mapping)):
+        out: list[Measure | str] = []
+        for item in measures:
+            found = _one_item(item)
+            if found is None:
+                raise MeasureError(f"expected a measure in the list of measures; got {type(item).__name__} {item!r}")
+            out.append(found)
+        return out
+    raise MeasureError(
+        "expected a measure (a name such as 'nDCG@10', a ranklens or ir_measures measure) or a list of them; "
+        f"got {type(measures).__name__} {measures!r}"
+    )
+
+
+def _one_item(item: Any) -> Measure | str | None:
+    """``item`` as one measure's text or value, or None when it is not one measure."""
+    if isinstance(item, (str, Measure)):
+        return item
+    if isinstance(item, Family):
+        return Measure.build(item, {}, None, require_cutoff=False)
+    if type(item).__module__.split(".")[0] == "ir_measures" and hasattr(item, "NAME"):
+        from ranklens.measures.ir_measures_names import from_ir_measures
+
+        # ir_measures' meaning first (its RBP has p = 0.8, its ERR a top grade of 4), else its name as written
+        return from_ir_measures(str(item)) or str(item)
+    return None
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 
 
-def parse(text: str | Measure) -> Measure:
+def parse(text: MeasureLike) -> Measure:
     """Parse one measure: the measure language, or any other name :func:`parse_many` reads that names
     exactly one measure (``ndcg_cut.10``, ``P_5``, ``hit_rate@10``).
 
@@ -41,8 +99,12 @@ def parse(text: str | Measure) -> Measure:
     ...
     ranklens.errors.MeasureError: unknown measure 'ndgc@10'; did you mean 'nDCG@10'?
     """
-    if isinstance(text, Measure):
-        return text
+    items = measure_items(text)
+    if len(items) != 1:
+        raise MeasureError(f"parse reads one measure; got {len(items)} (parse_many reads lists)")
+    if isinstance(items[0], Measure):
+        return items[0]
+    text = items[0]
     found, language_error = _read(text)
     if len(found) == 1:
         return found[0]
@@ -54,20 +116,21 @@ def parse(text: str | Measure) -> Measure:
     )
 
 
-def parse_many(texts: Iterable[Measure | str] | str, *, rel_level: float | None = None) -> list[Measure]:
+def parse_many(texts: MeasuresArg, *, rel_level: float | None = None) -> list[Measure]:
     """Parse measures: the measure language, trec_eval names (``ndcg_cut.5,10`` gives two) and the names
     trec_eval prints (``ndcg_cut_10``), ranx names (``hit_rate@10``, ``ndcg_burges@10``, ``hits@10``) and
     cutoff lists (``nDCG@5,10``, ``P@[5,10]``).
 
-    A name is read as a ranklens measure first (case-insensitively: ``rbp`` is ``RBP``, ``recall`` is
-    ``R``); only what is not one is read as a trec_eval name (``P`` alone is trec_eval's P.5 … P.1000).
+    A name is read as a ranklens measure first (case-insensitively: ``mrr`` is ``RR``, ``recall@10`` is
+    ``R@10``), except that a bare trec_eval name is trec_eval's measures (``P`` and ``recall`` alone are
+    trec_eval's P.5 … P.1000 and recall.5 … recall.1000; ``rbp`` and ``RBP`` are trec_eval's RBP, TrecRBP).
     ``rel_level`` sets ``rel`` for every measure that has the parameter and does not set it (trec_eval ``-l``).
     Duplicates are removed, first occurrence kept.
 
     >>> [str(m) for m in parse_many(["ndcg_cut.5,10", "map", "nDCG@10", "P@[1,3]"])]
     ['nDCG@5', 'nDCG@10', 'AP', 'P@1', 'P@3']
     """
-    items: list[Measure | str] = [texts] if isinstance(texts, str) else list(texts)
+    items = measure_items(texts)
     out: list[Measure] = []
     for item in items:
         found = [item] if isinstance(item, Measure) else _read(item)[0]
@@ -99,9 +162,11 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     if tail is not None:
         return [_language(f"{head}@{k}", text) for k in tail], None
     try:
-        return [_language(src, text)], None
+        found = [_language(src, text)]
     except MeasureError as err:
         language_error = err
+    else:
+        return _as_trec_eval_reads(src, found), None
     name, dot, params = src.partition(".")
     shadow = trec_names.shadowed(name)
     if shadow is not None and dot:
@@ -117,7 +182,28 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     dotted = trec_names.from_printed_name(src)
     if dotted is not None:
         return [m for _, m in trec_names.parse_trec(dotted)], None
+    from ranklens.measures.ir_measures_names import from_ir_measures, ir_measures_only
+
+    try:  # ir_measures' spelling: nDCG(dcg='exp-log2')@10, IPrec@0.5, NumRet(rel=1)
+        foreign = from_ir_measures(src)
+    except MeasureError:
+        if ir_measures_only(src):
+            raise
+        raise language_error from None  # (the language's own message says what is wrong)
+    if foreign is not None:
+        return [foreign], None
     raise language_error
+
+
+def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
+    """A bare trec_eval name (no parameters, no cutoff) means trec_eval's measures: ``recall`` is recall.5 …
+    recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
+    from ranklens.measures import trec_names
+
+    if not _NAME.fullmatch(src) or src.lower() not in trec_names.TREC_MEASURES:
+        return found
+    theirs = [m for _, m in trec_names.parse_trec(src)]
+    return theirs or found
 
 
 def _known_family(match: re.Match[str] | None) -> bool:
@@ -139,7 +225,7 @@ def _head_and_cutoff_list(src: str) -> tuple[str, list[int] | None]:
     if m is None:
         return src, None
     listed = m.group(1) if m.group(1) is not None else m.group(2)
-    return src[:at], [int(k) for k in listed.split(",")]
+    return src[:at], [cutoff_of(k.strip(), src[:at]) for k in listed.split(",")]
 
 
 def _language(src: str, text: str) -> Measure:
@@ -171,7 +257,7 @@ def _language(src: str, text: str) -> Measure:
         if not _CUTOFF.fullmatch(rest):  # ASCII digits only: '@²' and '@١٠' are not cutoffs
             hint = " (separate several measures with spaces: -m nDCG@10 AP)" if "," in rest else ""
             raise MeasureError(f"cannot read '{rest}' in measure '{text}'; a cutoff looks like '@10'{hint}")
-        cutoff = int(rest[1:])
+        cutoff = cutoff_of(rest[1:], name)
     if cutoff is None and not preset and name.lower() in NO_CUTOFF_TWINS:
         family = get_family(NO_CUTOFF_TWINS[name.lower()])  # 'f1': ranx's set F1; 'F1@10' is F1@k
     return Measure.build(family, params, cutoff)
@@ -270,6 +356,8 @@ def closest(word: str, candidates: list[str]) -> str | None:
     best: tuple[int, int, int] | None = None
     choice = None
     for i, c in enumerate(candidates):
+        if abs(len(c) - len(low)) > limit:  # the distance is at least the difference in length: skip the work
+            continue
         d = _distance(low, c.lower())
         if d > limit:
             continue

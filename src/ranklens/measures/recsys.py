@@ -22,20 +22,10 @@ per-query column NaN, and ``compare`` shows them without a p-value.
 from __future__ import annotations
 
 from ranklens.errors import MeasureError
-from ranklens.measures.base import Family, Measure, Param
+from ranklens.measures.base import AGG, AGGREGATES, Family, Measure, Param
 
 __all__ = ["AGGREGATES", "LABEL_FREE", "RECSYS_FAMILIES", "agg_param"]
 
-#: the aggregates ``agg=`` accepts: the mean, the median, quantiles pNN, the extremes
-AGGREGATES = ("mean", "median", "p10", "p25", "p75", "p90", "p95", "p99", "min", "max")
-AGG = Param(
-    "agg",
-    "choice",
-    "mean",
-    "how the per-user values combine into the run's value: mean (default), median, pNN (the NN-th "
-    "percentile, linear interpolation: numpy's default), min or max; NA users are left out",
-    choices=AGGREGATES,
-)
 REL = Param("rel", "level", 1, "relevance threshold: a test item is relevant when its label is ≥ rel")
 #: per-list families whose values do not read the test labels (empty=zero|one leaves them alone)
 LABEL_FREE = ("Novelty", "ARP", "ILD")

@@ -23,8 +23,8 @@ ranklens                   trec_eval                     what
 ``SetF(beta2=1)``          ``set_F.1``                   (β²+1)·P·R / (β²·P + R) over the set
 ``Unjudged@k``             ``unj.k``                     fraction of the top k without a judgement
 ``NumNonRelJudgedRet``     ``num_nonrel_judged_ret``     judged non-relevant documents retrieved
-``TrecRBP(p=0.9)``         ``rbp.p=0.9``                 trec_eval's graded RBP
-``TrecRBPResidual``        ``rbp_resid``                 trec_eval's RBP residual
+``TrecRBP(p=0.9)``         ``rbp.p=0.9``                 trec_eval's graded RBP (also ``RBP``)
+``TrecRBPResidual``        ``rbp_resid``                 trec_eval's RBP residual (also ``RBPResidual``)
 =========================  ============================  ==========================================
 
 trec_eval's ``set_recall`` is the existing ``R`` without a cutoff.
@@ -249,21 +249,24 @@ FAMILIES: tuple[Family, ...] = (
         "TrecRBP",
         "trec_eval's RBP (m_rbp.c): (1−p)·Σ_i g'_i·p^(i−1), where the gain of a label is the label (or the "
         "gain map) and the query's gain table (levels 0…max judged label) is min–max normalised to [0,1] "
-        "when any gain lies outside it. The RBP family is Moffat & Zobel's binary/max_rel form.",
+        "when any gain lies outside it. rbp and RBP name it (trec_eval's name); Moffat & Zobel's binary/max_rel "
+        "form is MZRBP.",
         params=(P_PERSIST, GAIN),
         cutoff="none",
         check=_check_p,
         reference="Moffat & Zobel, TOIS 2008",
-        example="TrecRBP, TrecRBP(p=0.8)",
+        aliases=("RBP",),
+        example="TrecRBP, RBP(p=0.8), rbp.p=0.8",
     ),
     Family(
         "TrecRBPResidual",
         "trec_eval's RBP residual (m_rbp_resid.c): 0 when every retrieved document is judged, else "
-        "p^n + (1−p)·Σ_{unjudged i} p^(i−1). Moffat & Zobel's residual (RBPResidual) always adds p^n.",
+        "p^n + (1−p)·Σ_{unjudged i} p^(i−1). Moffat & Zobel's residual (MZRBPResidual) always adds p^n.",
         params=(P_PERSIST,),
         cutoff="none",
         check=_check_p,
-        example="TrecRBPResidual",
+        aliases=("RBPResidual",),
+        example="TrecRBPResidual, rbp_resid",
     ),
 )
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ranklens.errors import MeasureError, did_you_mean
-from ranklens.measures.base import Measure
+from ranklens.measures.base import Measure, cutoff_of
 from ranklens.measures.registry import get_family
 from ranklens.measures.trec_families import ELEVEN_POINTS
 
@@ -90,7 +90,12 @@ def _numbers(name: str, params: str) -> tuple[float, ...]:
 
 def _cutoffs(name: str, params: str) -> list[int]:
     try:
-        values = sorted(int(v) for v in params.split(","))
+        values = sorted(
+            cutoff_of(v, f"trec_eval measure '{name}'") if v.isascii() and v.isdigit() else int(v)
+            for v in params.split(",")
+        )
+    except MeasureError:
+        raise  # (beyond the bound)
     except ValueError:
         raise MeasureError(
             f"trec_eval measure '{name}.{params}': cutoffs must be comma-separated positive integers"
@@ -240,7 +245,7 @@ def _split(text: str) -> tuple[str, str | None]:
 
 def lookup(name: str) -> TrecName | None:
     """The trec_eval name ``name`` (case-insensitive), unless it is a ranklens family name in other case:
-    ``rbp`` is trec_eval's RBP, ``RBP`` the RBP family."""
+    ``RBP`` is read by the measure language (the TrecRBP family, which it aliases)."""
     spec = TREC_MEASURES.get(name.lower())
     if spec is None or spec.name == name:
         return spec
@@ -253,7 +258,7 @@ def lookup(name: str) -> TrecName | None:
 
 def language_lookup(name: str) -> TrecName | None:
     """The trec_eval name ``name`` in the measure language (any letter case), except where the name is a
-    ranklens family that trec_eval defines differently (:func:`shadowed`: ``rbp``)."""
+    ranklens family that trec_eval defines differently (:func:`shadowed`)."""
     if shadowed(name) is not None:
         return None
     return TREC_MEASURES.get(name.lower())
@@ -261,11 +266,12 @@ def language_lookup(name: str) -> TrecName | None:
 
 def shadowed(name: str) -> tuple[str, str] | None:
     """``(ranklens family, trec_eval's family)`` when ``name`` is both a ranklens family name and a
-    trec_eval name of a different measure: ``rbp`` is RBP (Moffat & Zobel) in ranklens, TrecRBP in
-    trec_eval. The measure language reads the ranklens family; ``ranklens trec-eval`` trec_eval's.
+    trec_eval name of a different measure. No built-in family is (``rbp`` and ``RBP`` are trec_eval's RBP,
+    TrecRBP; Moffat & Zobel's is MZRBP: ``tests/measures/test_trec_spellings.py``); a plugin's could be,
+    and then the measure language refuses trec_eval parameters on it rather than guess.
 
     >>> shadowed("rbp"), shadowed("map")
-    (('RBP', 'TrecRBP'), None)
+    (None, None)
     """
     spec = TREC_MEASURES.get(name.lower())
     if spec is None:

@@ -2,9 +2,10 @@
 
 Every dashboard page at ``/...`` has a JSON twin at ``/api/v1/...``; both routes come from one row of
 :data:`ranklens.monitor.routes.PAGES` and serve the same dict (``/`` ↔ ``/api/v1/projects``). Writes need ``Authorization: Bearer <RANKLENS_TOKEN>``, checked before the body is read
-(:mod:`ranklens.monitor.security`); reads are open unless ``protect_reads`` is set, in which case they need
-the token too (as the header, or the signed session cookie that the throttled ``/login`` form sets for
-browsers, :mod:`ranklens.monitor.sessions`). The webhook list and delivery log (``/webhooks``) always need
+(:mod:`ranklens.monitor.security`); reads need the token too unless ``public_read`` is set (as the header,
+or the signed session cookie that the throttled ``/login`` form sets for browsers and ``/logout`` ends,
+:mod:`ranklens.monitor.sessions`). Wrong bearer tokens are throttled per client like failed logins, and
+the client is the connection's peer unless that is a configured proxy (:mod:`ranklens.monitor.clients`). The webhook list and delivery log (``/webhooks``) always need
 the token or a session, and show webhook URLs with credentials and query strings redacted. Webhook targets
 are checked by :mod:`ranklens.monitor.ssrf`. Every API error is ``{"error": {"status", "code", "message",
 "details"?}}``.
@@ -24,8 +25,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi import Path as PathParam
-from fastapi.openapi.utils import get_openapi
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import (
     FileResponse,
     HTMLResponse,
@@ -35,6 +36,7 @@ from fastapi.responses import (
 )
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import text
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -42,11 +44,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ranklens import __version__
 from ranklens.errors import InputError, RanklensError
 from ranklens.monitor import routes
+from ranklens.monitor.clients import BearerThrottle, TrustedProxies, parse_proxies
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError, TooManyRequests, Unauthorized
-from ranklens.monitor.ratelimit import DEFAULT_RATE, EXPENSIVE, ReadLimit, parse_rate
+from ranklens.monitor.ratelimit import DEFAULT_RATE, LIMITED, ReadLimit, parse_rate
+from ranklens.monitor.rules import edit_rule
 from ranklens.monitor.schemas import (
-    INT64_MAX,
+    INT32_MAX,
     DatasetCreated,
     DatasetIn,
     Error,
@@ -63,8 +67,13 @@ from ranklens.monitor.schemas import (
     WebhookIn,
     check_project_name,
 )
-from ranklens.monitor.rules import edit_rule
-from ranklens.monitor.security import RequestGate, bearer_token, token_matches
+from ranklens.monitor.security import (
+    NulGate,
+    RequestGate,
+    bearer_token,
+    token_matches,
+    token_weakness,
+)
 from ranklens.monitor.service import Monitor
 from ranklens.monitor.sessions import LoginThrottle, SessionSigner
 from ranklens.monitor.ssrf import TargetPolicy, redact_url
@@ -88,7 +97,9 @@ def _truthy(value: str | None) -> bool:
 @dataclass
 class Settings:
     """Server configuration; :meth:`from_env` reads ``RANKLENS_DB``, ``RANKLENS_TOKEN``,
-    ``RANKLENS_PROTECT_READS``, ``RANKLENS_MAX_BODY``, ``RANKLENS_WEBHOOK_*`` (``RANKLENS_WEBHOOK_ALLOW``:
+    ``RANKLENS_PUBLIC_READ`` (reads without the token; ``RANKLENS_PROTECT_READS=1`` keeps them protected
+    whatever else says), ``RANKLENS_TRUSTED_PROXIES`` (comma-separated addresses or networks whose
+    ``X-Forwarded-For`` is believed), ``RANKLENS_MAX_BODY``, ``RANKLENS_WEBHOOK_*`` (``RANKLENS_WEBHOOK_ALLOW``:
     comma-separated ``HOST:PORT`` webhook targets exempt from the public-address check) and
     ``RANKLENS_SESSION_SECRET`` (the login-session key; random per process if unset) and
     ``RANKLENS_READ_RATE`` (the per-client limit of expensive reads, ``BURST/SECONDS`` or ``off``; default
@@ -96,7 +107,8 @@ class Settings:
 
     db_url: str | None = None
     token: str | None = None
-    protect_reads: bool = False
+    public_read: bool = False  # reads without the token (the default: reads need it, like writes)
+    trusted_proxies: list[str] = field(default_factory=list)
     max_body: int = 64 * 1024 * 1024
     webhook: WebhookPolicy = field(default_factory=WebhookPolicy)
     run_worker: bool = True
@@ -118,7 +130,8 @@ class Settings:
         s = cls(
             db_url=env.get("RANKLENS_DB"),
             token=env.get("RANKLENS_TOKEN") or None,
-            protect_reads=_truthy(env.get("RANKLENS_PROTECT_READS")),
+            public_read=_truthy(env.get("RANKLENS_PUBLIC_READ")) and not _truthy(env.get("RANKLENS_PROTECT_READS")),
+            trusted_proxies=[h.strip() for h in env.get("RANKLENS_TRUSTED_PROXIES", "").split(",") if h.strip()],
             max_body=int(env.get("RANKLENS_MAX_BODY", str(64 * 1024 * 1024))),
             webhook=policy,
             webhook_allow=[h.strip() for h in env.get("RANKLENS_WEBHOOK_ALLOW", "").split(",") if h.strip()],
@@ -187,6 +200,13 @@ def _install_error_handlers(app: FastAPI) -> None:
         first = details[0] if details else {"loc": [], "message": "invalid request"}
         where = ".".join(x for x in first["loc"] if x not in ("body",)) or "body"
         return _error_response(request, 422, "invalid", f"{where}: {first['message']}", details)
+
+    @app.exception_handler(PydanticValidationError)
+    async def _model(request: Request, exc: PydanticValidationError) -> Response:
+        # a model checked inside a route (an edited rule merged with its stored fields): still a 422
+        details = _clean_details(list(exc.errors()))
+        first = details[0] if details else {"loc": [], "message": "invalid request"}
+        return _error_response(request, 422, "invalid", f"{'.'.join(first['loc']) or 'body'}: {first['message']}", details)
 
     @app.exception_handler(MonitorError)
     async def _monitor(request: Request, exc: MonitorError) -> Response:
@@ -262,10 +282,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if not settings.token:
         settings.token = secrets.token_urlsafe(24)
         log.warning("RANKLENS_TOKEN is not set; writes need this generated token: %s", settings.token)
+    weak = token_weakness(settings.token)
+    if weak:
+        log.warning("the token is weak (%s): anyone who can reach the server can guess it", weak)
+    proxies = parse_proxies(settings.trusted_proxies)
     targets = TargetPolicy.from_allow(settings.webhook_allow)
     db = Database(settings.db_url)
     worker = DeliveryWorker(db, settings.webhook, targets=targets)
-    signer = SessionSigner(settings.session_secret.encode() if settings.session_secret else None)
+    # sessions are bound to the token in force: a new token ends every session of the old one
+    signer = SessionSigner(settings.session_secret.encode() if settings.session_secret else None, bind=settings.token)
     throttle = LoginThrottle(max_failures=settings.login_max_failures, window=settings.login_window)
     monitor = Monitor(db, on_delivery=worker.wake)
 
@@ -305,7 +330,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if rate is not None:
         app.add_middleware(ReadLimit, token=settings.token, burst=rate[0], period=rate[1])  # type: ignore[arg-type]
     app.add_middleware(RequestGate, token=settings.token, limit=settings.max_body)  # type: ignore[arg-type]
+    app.add_middleware(NulGate)  # type: ignore[arg-type]
+    app.add_middleware(BearerThrottle, token=settings.token, throttle=throttle)  # type: ignore[arg-type]
     app.add_middleware(SecurityHeaders)  # type: ignore[arg-type]
+    app.add_middleware(TrustedProxies, proxies=proxies)  # type: ignore[arg-type]  # outermost: the client address
 
     def check_token(given: str | None) -> bool:
         assert settings.token is not None
@@ -322,9 +350,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return check_token(bearer(request)) or signer.valid(request.cookies.get(COOKIE))
 
     def require_read(request: Request) -> None:
-        if not settings.protect_reads or has_token_or_session(request):
+        if settings.public_read or has_token_or_session(request):
             return
-        raise Unauthorized("reading is protected: send Authorization: Bearer <token> or log in at /login")
+        raise Unauthorized("reading needs the token: send Authorization: Bearer <token> or log in at /login")
 
     def require_private(request: Request) -> None:
         if not has_token_or_session(request):
@@ -451,10 +479,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         return resp
 
+    @app.post("/logout", include_in_schema=False)
+    def logout(request: Request) -> Response:
+        # ends the session on the server too: the cookie's value is refused from now on, wherever it is kept
+        signer.revoke(request.cookies.get(COOKIE))
+        resp = RedirectResponse("/login", status_code=303)
+        resp.delete_cookie(COOKIE, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        return resp
+
     return app
 
 
-RuleId = Annotated[int, PathParam(ge=1, le=INT64_MAX)]  # a 64-bit id: beyond it is a 422, not a database error
+RuleId = Annotated[int, PathParam(ge=1, le=INT32_MAX)]  # the id column is 32-bit: beyond it is a 422, not a database error
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -489,7 +525,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             if method != "get" or path in private:
                 op["security"] = [{"bearer": []}]
             elif path != "/api/v1/health":
-                op["security"] = [{}, {"bearer": []}]  # reads need the token only with --protect-reads
+                op["security"] = [{}, {"bearer": []}]  # reads need the token unless the server runs with --public-read
     app.openapi_schema = doc
     return doc
 
@@ -503,7 +539,7 @@ def _status_codes(method: str, path: str, op: dict[str, Any], private: set[str])
         codes[400] = "a value the server cannot use (unknown measure, bad rule, target not allowed, bad Content-Length)"
         codes[422] = "the request does not match the schema"
     if method == "GET" and path not in private:
-        codes[401] = "reads are protected (--protect-reads) and no token was sent"
+        codes[401] = "no or wrong token (reads need it unless the server runs with --public-read)"
     else:
         codes[401] = "no or wrong token"
     if method != "GET":
@@ -512,13 +548,15 @@ def _status_codes(method: str, path: str, op: dict[str, Any], private: set[str])
         codes[404] = "no such project (or rule, snapshot, dataset, system)"
     if method == "POST" and path in _CREATED_OR_SAME and path != "/api/v1/projects":
         codes[409] = "the same id with different content is already stored"
-    if method == "GET" and EXPENSIVE.match(path):
-        codes[429] = "too many expensive reads from this client: wait Retry-After seconds (or send the token)"
+    if method == "GET" and LIMITED.match(path):
+        codes[429] = "too many reads, or too many wrong tokens, from this client: wait Retry-After seconds"
+    else:
+        codes[429] = "too many wrong tokens from this client: wait Retry-After seconds"
     return codes
 
 
 def _base(request: Request) -> dict[str, Any]:
-    return {"version": __version__, "path": request.url.path}
+    return {"version": __version__, "path": request.url.path, "logged_in": COOKIE in request.cookies}
 
 
 def _project_path(project: str) -> str:

@@ -1,11 +1,11 @@
-"""A per-client limit on the expensive reads, so an unauthenticated client cannot keep the server busy.
+"""A per-client limit on reads, so a client without the token cannot keep the server busy.
 
-The reads whose cost grows with the stored data — a time series over every snapshot of a project
-(``/projects/{p}/series``) and a snapshot's per-query drill-down (``/projects/{p}/snapshots/{id}``), as pages
-and as their ``/api/v1`` twins — take a token from the client's bucket (``burst`` tokens, refilled at
-``burst / period`` per second). An empty bucket is answered 429 ``too_many_requests`` with ``Retry-After``
-(whole seconds) in the API's error shape, before the route runs. A request with the write token is not
-limited. The A/B page has its own bounds. Cheap reads (lists, overviews) are not limited.
+Every read — each dashboard page and its ``/api/v1`` twin (:data:`LIMITED`: everything but the health
+probe, the OpenAPI document, static files and the login form) — takes a token from the client's bucket
+(``burst`` tokens, refilled at ``burst / period`` per second). An empty bucket is answered 429
+``too_many_requests`` with ``Retry-After`` (whole seconds) in the API's error shape, before the route runs.
+A request with the write token is not limited. The client is the connection's peer, or the address a
+trusted proxy forwards (:mod:`ranklens.monitor.clients`).
 
 ``RANKLENS_READ_RATE`` sets the limit as ``BURST/SECONDS`` (default ``600/60``), ``off`` turns it off::
 
@@ -27,11 +27,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ranklens.errors import InputError
 from ranklens.monitor.security import bearer_token, send_error, token_matches
 
-__all__ = ["DEFAULT_RATE", "EXPENSIVE", "ReadLimit", "TokenBuckets", "parse_rate"]
+__all__ = ["DEFAULT_RATE", "LIMITED", "ReadLimit", "TokenBuckets", "parse_rate"]
 
 DEFAULT_RATE = "600/60"
-#: The expensive read paths (HTML pages and their JSON twins).
-EXPENSIVE = re.compile(r"^(?:/api/v1)?/projects/[^/]+/(?:series|snapshots/[^/]+)/?$")
+#: The limited read paths: every page and JSON twin (not the health probe, the OpenAPI document, static
+#: files or the login form).
+LIMITED = re.compile(r"^(?!/api/v1/health$|/api/v1/openapi\.json$|/static/|/login$|/logout$)/")
 
 
 def parse_rate(spec: str | None) -> tuple[int, float] | None:
@@ -83,7 +84,7 @@ class ReadLimit:
         self.buckets = TokenBuckets(burst, period)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or not EXPENSIVE.match(scope["path"]):
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") or not LIMITED.match(scope["path"]):
             await self.app(scope, receive, send)
             return
         auth = next((v for k, v in scope.get("headers", []) if k.lower() == b"authorization"), b"")
@@ -98,6 +99,6 @@ class ReadLimit:
         seconds = max(1, math.ceil(wait))
         await send_error(
             send, 429, "too_many_requests",
-            f"too many expensive reads from this client; try again in {seconds} s (or send the token)",
+            f"too many reads from this client; try again in {seconds} s (or send the token)",
             [(b"retry-after", str(seconds).encode())],
         )

@@ -295,6 +295,9 @@ class AbPage(_Read):
     filters: Filters
     comparison: AbComparison | None
     per_query: list[AbQueryRow]
+    per_query_total: int  # the paired queries; per_query is one page of them (limit rows from offset)
+    limit: int
+    offset: int
     series: list[SeriesLine]
 
 

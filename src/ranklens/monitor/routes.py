@@ -26,21 +26,25 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Query, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy.orm import Session
 
 from ranklens.monitor import charts, read_models, views
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError
-from ranklens.monitor.schemas import DbId, Offset, PageLimit  # bounded: out of range is a 422, never a 500
+from ranklens.monitor.schemas import (  # bounded: out of range is a 422, never a 500
+    DbId,
+    Offset,
+    PageLimit,
+)
 
 __all__ = [
     "PAGES",
     "AbQuery",
-    "ProjectPatch",
     "AlertsQuery",
     "NoQuery",
     "Page",
+    "ProjectPatch",
     "SegmentsQuery",
     "SeriesQuery",
     "SnapshotQuery",
@@ -63,28 +67,34 @@ class NoQuery(BaseModel):
     """A page without query parameters."""
 
 
+#: Query-string values are bounded like the names they look up (a longer one cannot match anything).
+QName = Annotated[str, StringConstraints(max_length=200)]
+
+
 class SeriesQuery(BaseModel):
-    measure: str | None = None
-    system: list[str] | None = None
-    segment: str = ""
+    measure: QName | None = None
+    system: Annotated[list[QName], Field(max_length=100)] | None = None
+    segment: QName = ""
     since: dt.datetime | None = None
 
 
 class SegmentsQuery(BaseModel):
-    measure: str | None = None
+    measure: QName | None = None
 
 
 class AbQuery(BaseModel):
     """``baseline`` and ``candidate``: the page shows candidate − baseline (positive: the candidate is better).
     ``a``/``b`` are the old names: ``a`` = candidate, ``b`` = baseline (the page used to show A − B)."""
 
-    baseline: str | None = None
-    candidate: str | None = None
-    a: str | None = None
-    b: str | None = None
-    measure: str | None = None
-    segment: str = ""
-    test: str = "t"
+    baseline: QName | None = None
+    candidate: QName | None = None
+    a: QName | None = None
+    b: QName | None = None
+    measure: QName | None = None
+    segment: QName = ""
+    test: Annotated[str, StringConstraints(max_length=40)] = "t"
+    limit: PageLimit = views.AB_PAGE  # per-query rows: one page, in ascending order of the difference
+    offset: Offset = 0
 
 
 class ProjectPatch(BaseModel):
@@ -101,19 +111,19 @@ def set_project_settings(s: Session, project: str, body: ProjectPatch) -> Data:
 
 
 class SnapshotsQuery(BaseModel):
-    system: str | None = None
+    system: QName | None = None
     limit: PageLimit = 100
     offset: Offset = 0
 
 
 class SnapshotQuery(BaseModel):
-    measure: str | None = None
-    compare: str | None = None
+    measure: QName | None = None
+    compare: QName | None = None
     worst: PageLimit = 20
 
 
 class AlertsQuery(BaseModel):
-    state: str | None = None
+    state: QName | None = None
     limit: PageLimit = 200
 
 
@@ -145,7 +155,7 @@ def segments_data(s: Session, q: SegmentsQuery, *, project: str) -> Data:
 def ab_data(s: Session, q: AbQuery, *, project: str) -> Data:
     return views.ab_view(
         s, project, baseline=q.baseline or q.b, candidate=q.candidate or q.a, measure=_measure(q.measure),
-        segment=q.segment, test=_test(q.test),
+        segment=q.segment, test=_test(q.test), limit=q.limit, offset=q.offset,
     )
 
 

@@ -26,13 +26,14 @@ from pydantic import (
 from ranklens.errors import InputError, MeasureError
 
 __all__ = [
+    "INT32_MAX",
     "INT64_MAX",
     "LIMITS",
     "MAX_PAGE",
+    "DatasetIn",
     "DbId",
     "Offset",
     "PageLimit",
-    "DatasetIn",
     "ProjectIn",
     "RuleIn",
     "RulePatch",
@@ -57,7 +58,8 @@ LIMITS = {
     "tag_value": 500,
 }
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # and lone surrogates: not storable text
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")  # no database text column takes these (PostgreSQL: no NUL)
 CLIENT_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$"
 
 
@@ -116,6 +118,13 @@ def _name(v: str) -> str:
     return _as_value_error(check_name, v)
 
 
+def _storable(v: str) -> str:
+    """Free text (a description, a secret, a version): anything but NUL and lone surrogates."""
+    if _UNSTORABLE.search(v):
+        raise ValueError("text must not contain NUL characters or lone surrogates")
+    return v
+
+
 def _project(v: str) -> str:
     return _as_value_error(check_project_name, v)
 
@@ -131,20 +140,23 @@ def _as_value_error(fn: Any, v: Any) -> Any:
         raise ValueError(str(exc)) from None
 
 
-#: The largest page a read returns (``limit``), and the largest integer id or offset (a 64-bit column):
-#: a parameter beyond them is a 422, not a database error.
+#: The largest page a read returns (``limit``), the largest row id (the id columns are 32-bit integers on
+#: PostgreSQL) and the largest offset: a parameter beyond them is a 422, not a database error.
 MAX_PAGE = 1000
 INT64_MAX = 2**63 - 1
-DbId = Annotated[int, Field(ge=1, le=INT64_MAX)]
+INT32_MAX = 2**31 - 1
+DbId = Annotated[int, Field(ge=1, le=INT32_MAX)]
 PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
-Offset = Annotated[int, Field(ge=0, le=INT64_MAX)]
+Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
 
 Name = Annotated[str, AfterValidator(_name)]
 ProjectName = Annotated[str, AfterValidator(_project)]
 MeasureName = Annotated[str, AfterValidator(_measure)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_ID)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"])]
+Label = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]  # a relevance grade (the engine's labels are 32-bit)
+Text = AfterValidator(_storable)
+TagValue = Annotated[str, StringConstraints(max_length=LIMITS["tag_value"]), Text]
 
 
 class _Strict(BaseModel):
@@ -158,7 +170,7 @@ class RunResults(BaseModel):
 
     run: str | None = None
     aggregate: dict[MeasureName, Finite | None] = Field(max_length=LIMITS["measures"])
-    num_queries: int | None = Field(default=None, ge=0)
+    num_queries: int | None = Field(default=None, ge=0, le=INT32_MAX)
     per_query: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[MeasureName, Finite | None]] | None = (
         Field(default=None, max_length=LIMITS["queries"])
     )
@@ -234,15 +246,15 @@ def check_time(v: dt.datetime | None) -> dt.datetime | None:
 
 class ProjectIn(_Strict):
     name: ProjectName
-    description: Annotated[str, StringConstraints(max_length=5000)] = ""
+    description: Annotated[str, StringConstraints(max_length=5000), Text] = ""
 
 
 class DatasetIn(_Strict):
     """A qrels version: ``qrels`` as ``{qid: {docid: label}}``."""
 
     name: Name
-    version: Annotated[str, StringConstraints(min_length=1, max_length=100)]
-    qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], int]] = Field(
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100), Text]
+    qrels: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Label]] = Field(
         min_length=1, max_length=LIMITS["queries"]
     )
 
@@ -253,7 +265,7 @@ class RunIn(_Strict):
     id: ClientId | None = None
     system: Name
     dataset: Name
-    version: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    version: Annotated[str, StringConstraints(min_length=1, max_length=100), Text] | None = None
     measures: list[MeasureName] = Field(min_length=1, max_length=LIMITS["measures"])
     run: dict[Annotated[str, StringConstraints(min_length=1, max_length=200)], dict[Annotated[str, StringConstraints(min_length=1, max_length=500)], Finite]] = Field(
         min_length=1, max_length=LIMITS["queries"]
@@ -292,7 +304,7 @@ class RuleIn(_Strict):
 
     name: Name | None = None
     kind: Literal["threshold", "window", "significance"] = "threshold"
-    expr: Annotated[str, StringConstraints(max_length=300)] | None = None
+    expr: Annotated[str, StringConstraints(max_length=300), Text] | None = None
     measure: MeasureName | None = None
     op: _OPS | None = None
     value: Finite | None = None
@@ -391,7 +403,7 @@ class WebhookIn(_Strict):
         str, StringConstraints(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$"), AfterValidator(_webhook_url)
     ]
     project: ProjectName | None = None
-    secret: Annotated[str, StringConstraints(max_length=200)] | None = None
+    secret: Annotated[str, StringConstraints(max_length=200), Text] | None = None
     enabled: bool = True
 
 
@@ -422,23 +434,24 @@ class ProjectCreated(_Out):
 
 class RulePatch(_Strict):
     """The body of ``PATCH /api/v1/projects/{p}/rules/{id}``: any :class:`RuleIn`
-    field; absent fields keep their value. ``{"enabled": false}`` disables the rule."""
+    field, with the same bounds (out of range is a 422); absent fields keep their value. ``{"enabled": false}``
+    disables the rule."""
 
-    name: str | None = None
-    expr: str | None = None
-    kind: str | None = None
-    measure: str | None = None
-    op: str | None = None
-    value: float | None = None
-    system: str | None = None
-    segment: str | None = None
-    window_days: float | None = None
-    max_drop: float | None = None
-    min_points: int | None = None
-    reference: str | None = None
-    alpha: float | None = None
-    test: str | None = None
-    min_queries: int | None = None
+    name: Name | None = None
+    expr: Annotated[str, StringConstraints(max_length=300), Text] | None = None
+    kind: Literal["threshold", "window", "significance"] | None = None
+    measure: MeasureName | None = None
+    op: _OPS | None = None
+    value: Finite | None = None
+    system: Name | None = None
+    segment: Name | None = None
+    window_days: Annotated[float, Field(gt=0, le=366, allow_inf_nan=False)] | None = None
+    max_drop: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    min_points: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    reference: Name | None = None
+    alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None = None
+    test: Literal["t", "randomisation", "bootstrap", "wilcoxon", "sign"] | None = None
+    min_queries: Annotated[int, Field(ge=2, le=1_000_000)] | None = None
     enabled: bool | None = None
 
 

@@ -3,7 +3,10 @@
 The cookie is ``v1.<issued>.<nonce>.<mac>``: the issue time (Unix seconds), 16 random bytes and an
 HMAC-SHA256 of both under the server's session key (``RANKLENS_SESSION_SECRET``, else random per process,
 so a restart logs everybody out). It proves the browser presented the token once; it carries nothing that
-gives the token away, and it expires after ``max_age`` seconds.
+gives the token away, and it expires after ``max_age`` seconds. The MAC key is derived from the session key
+*and the token in force* (``bind``), so a session ends when the token is rotated, even with the session key
+kept. ``/logout`` revokes a session (:meth:`SessionSigner.revoke`: its nonce is refused until it would have
+expired anyway).
 
 The throttle counts failed logins per client address in a sliding window: after ``max_failures`` failures
 the address gets 429 with ``Retry-After`` until the oldest failure leaves the window, and its attempts,
@@ -34,12 +37,26 @@ def _b64(data: bytes) -> str:
 
 
 class SessionSigner:
-    """Issue and check signed session values."""
+    """Issue, check and revoke signed session values; ``bind`` (the token in force) is part of the MAC key.
 
-    def __init__(self, key: bytes | None = None, *, max_age: float = 12 * 3600, clock: Callable[[], float] = time.time) -> None:
-        self.key = key or secrets.token_bytes(32)
+    >>> a = SessionSigner(b"k" * 32, bind="token-1"); cookie = a.issue()
+    >>> a.valid(cookie), SessionSigner(b"k" * 32, bind="token-2").valid(cookie)
+    (True, False)
+    >>> a.revoke(cookie); a.valid(cookie)
+    False
+    """
+
+    def __init__(
+        self, key: bytes | None = None, *, bind: str = "", max_age: float = 12 * 3600, clock: Callable[[], float] = time.time,
+        max_revoked: int = 100_000,
+    ) -> None:
+        root = key or secrets.token_bytes(32)
+        self.key = hmac.new(root, b"ranklens-session\0" + hashlib.sha256(bind.encode()).digest(), hashlib.sha256).digest()
         self.max_age = max_age
         self.clock = clock
+        self.max_revoked = max_revoked
+        self._revoked: OrderedDict[str, float] = OrderedDict()  # nonce -> issue time
+        self._lock = threading.Lock()
 
     def _mac(self, payload: str) -> str:
         return _b64(hmac.new(self.key, payload.encode(), hashlib.sha256).digest())
@@ -48,17 +65,41 @@ class SessionSigner:
         payload = f"v1.{int(self.clock())}.{_b64(secrets.token_bytes(16))}"
         return f"{payload}.{self._mac(payload)}"
 
-    def valid(self, value: str | None) -> bool:
+    def _parts(self, value: str | None) -> tuple[int, str] | None:
+        """(issue time, nonce) of a correctly signed, unexpired value; else ``None``."""
         if not value or len(value) > 200:
-            return False
+            return None
         payload, _, mac = value.rpartition(".")
         parts = payload.split(".")
         if len(parts) != 3 or parts[0] != "v1" or not parts[1].isdigit():
-            return False
+            return None
         if not hmac.compare_digest(mac.encode(), self._mac(payload).encode()):
-            return False
+            return None
         age = self.clock() - int(parts[1])
-        return -60 <= age <= self.max_age
+        return (int(parts[1]), parts[2]) if -60 <= age <= self.max_age else None
+
+    def valid(self, value: str | None) -> bool:
+        found = self._parts(value)
+        if found is None:
+            return False
+        with self._lock:
+            return found[1] not in self._revoked
+
+    def revoke(self, value: str | None) -> None:
+        """End the session ``value`` (a no-op for an invalid one). Revoked nonces are kept until they would
+        have expired; beyond ``max_revoked`` of them, the oldest are dropped."""
+        found = self._parts(value)
+        if found is None:
+            return
+        with self._lock:
+            now = self.clock()
+            for nonce, issued in list(self._revoked.items()):
+                if now - issued <= self.max_age:
+                    break
+                del self._revoked[nonce]
+            self._revoked[found[1]] = found[0]
+            while len(self._revoked) > self.max_revoked:
+                self._revoked.popitem(last=False)
 
 
 class LoginThrottle:

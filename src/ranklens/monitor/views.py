@@ -6,18 +6,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import sys
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from ranklens import stats
 from ranklens.comparison.pairing import looks_between_subjects, pair_values, paired_summary, query_values
+from ranklens.monitor.coverage import COVERAGE, coverage_json, on_text, stored_coverage
 from ranklens.monitor.errors import MonitorError, NotFound
 from ranklens.monitor.models import (
     Alert,
@@ -33,22 +35,22 @@ from ranklens.monitor.models import (
     System,
     Webhook,
 )
-from ranklens.monitor.coverage import COVERAGE, coverage_json, on_text, stored_coverage
+from ranklens.monitor.readcache import BoundedCache
 from ranklens.monitor.rules import describe_rule, monitor_scope_key
 from ranklens.monitor.service import iso, rule_json
 
 __all__ = [
     "HEADLINE_MEASURES",
-    "set_headline_measure",
     "ab_view",
-    "headline_measure",
     "alerts_view",
     "deliveries_view",
+    "headline_measure",
     "overview_view",
     "projects_view",
     "rules_view",
     "segments_view",
     "series_view",
+    "set_headline_measure",
     "snapshot_view",
     "snapshots_view",
 ]
@@ -104,6 +106,10 @@ class _LRU:
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
         return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._data
 
     def clear(self) -> None:
         with self._lock:
@@ -315,10 +321,11 @@ def series_view(
         for n in systems:
             _system_id(names, n)
     series = []
+    budget = [BAND_BUDGET]  # per-query values this read may parse for bands not cached yet
     for sid, sname in chosen.items():
         q = (
             select(Snapshot.at, SnapshotValue.value, Snapshot.client_id, Snapshot.id, Snapshot.has_per_query,
-                   Snapshot.missing, Snapshot.coverage)
+                   Snapshot.missing, Snapshot.coverage, Snapshot.num_queries)
             .join(SnapshotValue, SnapshotValue.snapshot_id == Snapshot.id)
             .where(Snapshot.system_id == sid, SnapshotValue.measure == measure, SnapshotValue.segment == segment)
         )
@@ -336,7 +343,12 @@ def series_view(
             # the 95% interval of the mean over the queries, for the newest BAND_POINTS snapshots that
             # stored per-query values (cached per snapshot: snapshots do not change)
             with_queries = [i for i, r in enumerate(rows) if r[4]][-BAND_POINTS:]
-            for i in with_queries:
+            for i in reversed(with_queries):  # the newest first: a read out of budget leaves the oldest bare
+                key = (_db_key(s), rows[i][3], measure, segment)
+                if key not in _BANDS:
+                    if budget[0] <= 0:
+                        continue  # computed by a later read: one read parses at most BAND_BUDGET values
+                    budget[0] -= rows[i].num_queries or 1
                 ci = _mean_interval(s, rows[i][3], measure, segment)
                 if ci is not None:
                     points[i]["ci_low"], points[i]["ci_high"], points[i]["n"] = ci
@@ -388,6 +400,9 @@ def series_view(
 
 #: How many of a series' newest snapshots get a confidence band.
 BAND_POINTS = 400
+#: The per-query values one series read may parse to draw bands not cached yet (some 2 s of work): a
+#: long history of large snapshots gets its band over several reads, the newest points first.
+BAND_BUDGET = 2_000_000
 _BANDS = _LRU(4096)
 
 
@@ -497,7 +512,11 @@ def _snapshot(s: Session, p: Project, client_id: str) -> Snapshot:
 #: Above this many paired queries, the resampling tests (bootstrap, randomisation) run on a fixed random
 #: sample of this many; the mean difference, its t interval and wins/ties/losses always use every query.
 AB_SAMPLE_CAP = 5_000
-_AB_CACHE = _LRU(64)
+#: The A/B cache's budget: the paired per-query values of about two 200,000-query comparisons.
+AB_CACHE_BYTES = 32 * 1024 * 1024
+_AB_CACHE = BoundedCache(max_bytes=AB_CACHE_BYTES)
+#: The per-query rows of one A/B answer (``limit``) by default; at most :data:`ranklens.monitor.schemas.MAX_PAGE`.
+AB_PAGE = 1000
 _RESAMPLING = ("bootstrap", "randomisation")
 
 
@@ -517,6 +536,8 @@ def ab_view(
     test: str = "t",
     a: str | None = None,
     b: str | None = None,
+    limit: int = AB_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """``/projects/{p}/ab``: the ``candidate`` system against the ``baseline`` on their latest snapshots,
     always as **candidate − baseline** (the orientation of ``ranklens compare``: positive = the candidate is
@@ -524,7 +545,9 @@ def ab_view(
 
     The old parameters still work: ``a`` is the candidate and ``b`` the baseline (the page showed A − B).
     The resampling tests run on at most :data:`AB_SAMPLE_CAP` queries, and the result is cached per
-    snapshot pair, measure, segment and test."""
+    snapshot pair, measure, segment and test (in at most :data:`AB_CACHE_BYTES`). ``per_query`` is one page
+    of the per-query differences in ascending order (``limit`` rows from ``offset``; ``per_query_total``
+    says how many there are)."""
     p = _project(s, name)
     names = _systems(s, p)
     filt = _filters(s, p)
@@ -556,7 +579,7 @@ def ab_view(
         "filters": filt,
     }
     if baseline is None or candidate is None:
-        out.update(comparison=None, per_query=[], series=[])  # the key order of the full answer below
+        out.update(comparison=None, per_query=[], per_query_total=0, limit=limit, offset=offset, series=[])  # the key order below
         return out
     latest = _latest_snapshots(s, p)
     snaps = {label: latest.get(_system_id(names, sys_name)) for label, sys_name in (("candidate", candidate), ("baseline", baseline))}
@@ -574,11 +597,16 @@ def ab_view(
     cv, bv = comparison["candidate_value"], comparison["baseline_value"]
     comparison["difference"] = cv - bv if cv is not None and bv is not None else None
     per_query: list[dict[str, Any]] = []
+    total = 0
     sc, sb = snaps["candidate"], snaps["baseline"]
-    if sc and sb and sc.has_per_query and sb.has_per_query:
+    # a measure or segment the project does not have pairs nothing: answered without reading the per-query
+    # values (an unknown name must cost no parsing)
+    known = measure in filt["measures"] and (not segment or segment in filt["segments"])
+    if known and sc and sb and sc.has_per_query and sb.has_per_query:
         key = (_db_key(s), sc.id, sb.id, measure, segment, test)
-        stats_part, per_query = _AB_CACHE.get(key, lambda: _paired(s, sc.id, sb.id, measure, segment, test))
-        comparison.update(stats_part)
+        paired = _cached_pairs(s, key, sc.id, sb.id, measure, segment, test)
+        comparison.update(paired.stats)
+        per_query, total = paired.page(offset, limit), len(paired.queries)
     # the old names, same values (a = candidate, b = baseline)
     comparison.update(
         a_snapshot=comparison["candidate_snapshot"],
@@ -588,6 +616,9 @@ def ab_view(
     )
     out["comparison"] = comparison
     out["per_query"] = per_query
+    out["per_query_total"] = total
+    out["limit"] = limit
+    out["offset"] = offset
     out["series"] = series_view(s, name, measure=measure, systems=sorted({baseline, candidate}), segment=segment, band=False)["series"]
     return out
 
@@ -600,19 +631,63 @@ def _by_first_snapshot(s: Session, p: Project, names: dict[int, str]) -> list[st
     return [names[sid] for sid, _ in sorted(firsts, key=lambda r: (r[1], names[r[0]])) if sid in names]
 
 
-def _paired(
-    s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    dc, db_ = _load_queries(s, candidate_id), _load_queries(s, baseline_id)
-    if not (dc and db_ and measure in dc["values"] and measure in db_["values"]):
-        return {}, []
-    mc = _query_map(dc, measure, segment)
-    mb = _query_map(db_, measure, segment)
+@dataclass(frozen=True)
+class _Paired:
+    """One A/B comparison: its statistics and the paired per-query values in ascending order of the
+    difference (compact: the cache holds these)."""
+
+    stats: dict[str, Any]
+    queries: list[str]
+    candidate: np.ndarray
+    baseline: np.ndarray
+
+    def page(self, offset: int, limit: int) -> list[dict[str, Any]]:
+        rows = []
+        for i in range(offset, min(offset + limit, len(self.queries))):
+            c, b = float(self.candidate[i]), float(self.baseline[i])
+            rows.append({"query": self.queries[i], "candidate": c, "baseline": b, "a": c, "b": b, "difference": c - b})
+        return rows
+
+
+_NO_PAIRS = _Paired({}, [], np.zeros(0), np.zeros(0))
+
+
+def _paired_bytes(p: _Paired) -> int:
+    """The estimated memory of one cached comparison."""
+    return 1024 + sum(sys.getsizeof(q) + 8 for q in p.queries) + p.candidate.nbytes + p.baseline.nbytes
+
+
+#: One A/B computation at a time: a cache miss holds one snapshot's parsed per-query document and two
+#: query maps (some 70 MB at 200,000 queries); concurrent misses wait instead of adding up.
+_AB_COMPUTE = threading.Lock()
+
+
+def _cached_pairs(s: Session, key: Hashable, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
+    def compute() -> _Paired:
+        with _AB_COMPUTE:  # another request may have computed it meanwhile
+            return _AB_CACHE.get(key, lambda: _paired(s, candidate_id, baseline_id, measure, segment, test), size=_paired_bytes)  # type: ignore[no-any-return]
+
+    return _AB_CACHE.get(key, compute, size=_paired_bytes)  # type: ignore[no-any-return]
+
+
+def _measure_map(s: Session, snapshot_id: int, measure: str, segment: str) -> dict[str, float] | None:
+    """One snapshot's ``query → value`` of ``measure`` (in ``segment``); the parsed document is dropped at once."""
+    doc = _load_queries(s, snapshot_id)
+    if not doc or measure not in doc["values"]:
+        return None
+    return _query_map(doc, measure, segment)
+
+
+def _paired(s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
+    mc = _measure_map(s, candidate_id, measure, segment)
+    mb = _measure_map(s, baseline_id, measure, segment) if mc is not None else None
+    if mc is None or mb is None:
+        return _NO_PAIRS
     pairing = pair_values(dict(sorted(mc.items())), mb)
     if looks_between_subjects(pairing.n, pairing.n + len(pairing.only_a) + len(pairing.only_b)):
-        return _unpaired(mc, mb), []  # users split between the systems: nothing to pair (issue 25)
+        return _Paired(_unpaired(mc, mb), [], np.zeros(0), np.zeros(0))  # users split between the systems: nothing to pair (issue 25)
     if not pairing.n:
-        return {}, []
+        return _NO_PAIRS
     sampled = None
     if test in _RESAMPLING and pairing.n > AB_SAMPLE_CAP:
         r = paired_summary(pairing.a, pairing.b, "t")  # mean, t interval, wins/ties/losses: every query
@@ -636,10 +711,9 @@ def _paired(
         "losses": r.losses,
     }
     order = sorted(pairing.queries, key=lambda q: mc[q] - mb[q])
-    rows: list[dict[str, Any]] = [
-        {"query": q, "candidate": mc[q], "baseline": mb[q], "a": mc[q], "b": mb[q], "difference": mc[q] - mb[q]} for q in order
-    ]
-    return part, rows
+    cand = np.fromiter((mc[q] for q in order), dtype=np.float64, count=len(order))
+    base = np.fromiter((mb[q] for q in order), dtype=np.float64, count=len(order))
+    return _Paired(part, list(order), cand, base)
 
 
 def _unpaired(candidate: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:

@@ -4,8 +4,15 @@ Deliveries are rows written in the ingest transaction (an outbox). A background 
 (``locked_until`` guards a claim, so two server processes never send the same delivery at once), POSTs
 the payload, and records every attempt in ``delivery_attempts``. A 2xx answer marks the delivery
 ``delivered``; anything else is retried after ``base · 2^(attempts-1)`` seconds (capped, with jitter) until
-``max_attempts``, then marked ``failed``. Headers: ``X-Ranklens-Event``, ``X-Ranklens-Delivery`` and, when
-the webhook has a secret, ``X-Ranklens-Signature: sha256=<hex HMAC of the body>``.
+``max_attempts``, then marked ``failed``. Headers: ``X-Ranklens-Event``, ``X-Ranklens-Delivery``,
+``X-Ranklens-Event-Id`` and, when the webhook has a secret, ``X-Ranklens-Signature: sha256=<hex HMAC of the
+body>``.
+
+Delivery is **at least once**: a send whose answer was not recorded (the server killed between the
+receiver's 2xx and the commit, a lost answer, a lease that ran out) is sent again. So every delivery carries
+an idempotency key, the event id (:func:`event_id`: the same on every attempt and every copy of one alert
+change, different for every other), as the header ``X-Ranklens-Event-Id`` and the body's ``event_id``;
+receivers drop an id they have seen.
 
 Before every attempt the target is checked again (:class:`ranklens.monitor.ssrf.TargetPolicy`): the host is
 resolved, refused if it names a loopback, link-local, private, multicast or otherwise non-public address
@@ -19,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import json
 import logging
 import random
 import threading
@@ -34,9 +42,36 @@ from ranklens.monitor.errors import TargetRefused
 from ranklens.monitor.models import Delivery, DeliveryAttempt, Webhook, utcnow
 from ranklens.monitor.ssrf import TargetPolicy, redact_url
 
-__all__ = ["DeliveryWorker", "WebhookPolicy"]
+__all__ = ["DeliveryWorker", "WebhookPolicy", "event_id", "with_event_id"]
 
 log = logging.getLogger("ranklens.monitor.webhooks")
+
+
+def event_id(delivery: Delivery) -> str:
+    """The idempotency key of a delivery: ``<event>:<alert id>`` (an alert fires once and resolves once), or
+    ``delivery:<id>`` for an event without an alert.
+
+    >>> event_id(Delivery(id=3, event="alert.firing", alert_id=7)), event_id(Delivery(id=3, event="test", alert_id=None))
+    ('alert.firing:7', 'delivery:3')
+    """
+    return f"{delivery.event}:{delivery.alert_id}" if delivery.alert_id is not None else f"delivery:{delivery.id}"
+
+
+def with_event_id(payload: str, key: str) -> bytes:
+    """The body sent: the stored JSON object with ``event_id`` first (a payload that is not an object is sent
+    as stored).
+
+    >>> with_event_id('{"event": "alert.firing"}', "alert.firing:7")
+    b'{"event_id": "alert.firing:7", "event": "alert.firing"}'
+    """
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return payload.encode()
+    if not isinstance(doc, dict):
+        return payload.encode()
+    doc.pop("event_id", None)
+    return json.dumps({"event_id": key, **doc}, ensure_ascii=False).encode()
 
 
 @dataclass(frozen=True)
@@ -148,12 +183,14 @@ class DeliveryWorker:
         if row is None:
             return
         delivery, hook = row
-        body = delivery.payload.encode()
+        key = event_id(delivery)
+        body = with_event_id(delivery.payload, key)
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "ranklens-monitor",
             "X-Ranklens-Event": delivery.event,
             "X-Ranklens-Delivery": str(delivery.id),
+            "X-Ranklens-Event-Id": key,
         }
         if hook.secret:
             sig = hmac.new(hook.secret.encode(), body, hashlib.sha256).hexdigest()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 from ranklens import stats
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, warn_notes
-from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.online.arms import load_arm
 from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
 from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
@@ -101,7 +101,7 @@ def ab(
     control_run: Any,
     treatment_qrels: Any,
     treatment_run: Any,
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     assignment: Any = None,
     expected_split: float = 0.5,

@@ -288,13 +288,14 @@ def sniff_layout(path: str) -> str | None:
     low = path.lower()
     if not low.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz", ".ndjson")):
         return None
-    import gzip
+    import zlib
 
-    try:
-        opener = gzip.open if low.endswith(".gz") else open
-        with opener(path, "rb") as fh:
+    from ranklens.data.io import open_input
+
+    try:  # (gunzipped by gzip's magic whatever the name, as every input; a .gz name on plain bytes is an error)
+        with open_input(path) as (fh, _):
             head = fh.read(1 << 20).decode("utf-8-sig", errors="replace")
-    except OSError:
+    except (OSError, EOFError, zlib.error):
         return None
     body = head.lstrip()
     if body.startswith("{") and '"samples"' in body[:200]:

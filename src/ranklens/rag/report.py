@@ -46,7 +46,7 @@ def evaluate_rag_file(
     *,
     layout: str | None = None,
     match: str = "auto",
-    grade: int = 1,
+    grade: int | None = None,
     judge: Judge | None = None,
     context: bool = True,
 ) -> Results:

@@ -110,7 +110,7 @@ def _worst_tables(con: object, comparison: Comparison, n: int) -> None:
             t.add_column(s, justify="right", no_wrap=True, overflow="fold")
             t.add_column("Δ", justify="right", no_wrap=True)
             for d in items:
-                t.add_row(d.query_id, num(d.value_baseline), num(d.value_system), signed(d.delta))
+                t.add_row(str(d.query_id), num(d.value_baseline), num(d.value_system), signed(d.delta))
             if not items:
                 t.add_row("(no query dropped)", "", "", "")
             con.print(t)  # type: ignore[attr-defined]

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 
-from ranklens.errors import MeasureError, MissingDependencyError
+from ranklens.errors import InputError, MeasureError, MissingDependencyError
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasureLike
 
-__all__ = ["Results", "aggregate"]
+__all__ = ["Layout", "QueryId", "Results", "aggregate"]
+
+#: a query id as handed back: the string the engine matched, or the integer it was given as
+QueryId = str | int
+#: the shape of a table of results: ``"wide"`` (one column per measure) or ``"long"`` (one row per value)
+Layout = Literal["wide", "long"]
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
@@ -83,8 +89,20 @@ class Results:
     aggregates: tuple[float, ...]
     notes: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
+    id_kind: str = "str"
+    """``"int"`` when the run's query ids were given as integers: :attr:`query_ids` holds them as strings (the
+    engine matches ids as strings, as trec_eval does), :attr:`ids`, :meth:`per_query` and the tables hand
+    them back as integers, and lookups (:meth:`subset`, :meth:`by_segment`) take either"""
 
-    def _index(self, measure: Measure | str) -> int:
+    @property
+    def ids(self) -> tuple[QueryId, ...]:
+        """The evaluated query ids with the type they were given (integers stay integers), aligned with
+        :attr:`query_ids`."""
+        if self.id_kind != "int":
+            return self.query_ids
+        return tuple(given_id(q) for q in self.query_ids)
+
+    def _index(self, measure: MeasureLike) -> int:
         from ranklens.measures import parse
 
         m = measure if isinstance(measure, Measure) else parse(measure)
@@ -95,7 +113,7 @@ class Results:
                 f"measure '{m}' was not evaluated; these were: {', '.join(map(str, self.measures))}"
             ) from None
 
-    def __getitem__(self, measure: Measure | str) -> float:
+    def __getitem__(self, measure: MeasureLike) -> float:
         """The aggregate value of ``measure``."""
         return self.aggregates[self._index(measure)]
 
@@ -105,19 +123,20 @@ class Results:
         column of :attr:`values` is NaN and the per-query forms leave them out)."""
         return tuple(str(m) for m in self.measures if m.family.is_system(m))
 
-    def per_query(self, measure: Measure | str) -> dict[str, float]:
-        """``{query_id: value}`` of one measure (a system-level measure has none: an error)."""
+    def per_query(self, measure: MeasureLike) -> dict[QueryId, float]:
+        """``{query_id: value}`` of one measure, keyed by the ids as given (integers stay integers; a
+        system-level measure has no per-query values: an error)."""
         j = self._index(measure)
         if self.measures[j].family.is_system(self.measures[j]):
             raise MeasureError(f"{self.measures[j]} is a system-level measure: one value per run, none per query")
         col = self.values[:, j]
-        return dict(zip(self.query_ids, col.tolist()))
+        return dict(zip(self.ids, col.tolist()))
 
     def value_rows(self) -> list[list[float]]:
         """:attr:`values` as a list of rows (one list per query), what the text renderers read."""
         return self.values.tolist()  # type: ignore[no-any-return]
 
-    def column(self, measure: Measure | str) -> np.ndarray:
+    def column(self, measure: MeasureLike) -> np.ndarray:
         """The per-query values of one measure, aligned with :attr:`query_ids`."""
         return self.values[:, self._index(measure)]
 
@@ -157,15 +176,27 @@ class Results:
         """The :meth:`to_json_dict` form as text."""
         return json.dumps(self.to_json_dict(), indent=indent)
 
-    def to_arrow(self) -> pa.Table:
-        """A wide table: ``query_id`` then one float64 column per measure (canonical names)."""
-        cols: dict[str, Any] = {"query_id": pa.array(self.query_ids, pa.string())}
+    def _id_array(self, ids: Sequence[str]) -> pa.Array:
+        """Query ids as an Arrow column of the type they were given (int64 for integer ids)."""
+        if self.id_kind == "int":
+            return pa.array([given_id(q) for q in ids])
+        return pa.array(ids, pa.string())
+
+    def to_arrow(self, layout: Layout = "wide") -> pa.Table:
+        """A table of the per-query values, query ids of the type they were given. ``layout="wide"``
+        (default): ``query_id`` then one float64 column per measure (canonical names); ``"long"``: the
+        :meth:`to_long_arrow` table (``run, measure, query_id, value``, aggregates under a null query id
+        when the ids are integers, else ``all``)."""
+        if _layout(layout) == "long":
+            return self.to_long_arrow()
+        cols: dict[str, Any] = {"query_id": self._id_array(self.query_ids)}
         for j in self._per_query_columns():
             cols[str(self.measures[j])] = pa.array(self.values[:, j])
         return pa.table(cols)
 
     def to_long_arrow(self) -> pa.Table:
-        """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all``."""
+        """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all`` (with
+        integer ids: under a null query id, so the column keeps their type)."""
         n_q = self.values.shape[0]
         names = [str(m) for m in self.measures]
         keep = self._per_query_columns()  # (system-level measures: the "all" row only)
@@ -176,54 +207,101 @@ class Results:
             {
                 "run": pa.array([self.run] * len(measure_col), pa.string()),
                 "measure": pa.array(measure_col, pa.string()),
-                "query_id": pa.array(query_col, pa.string()),
+                "query_id": self._long_ids(query_col, len(keep) * n_q),
                 "value": pa.array(value_col),
             }
         )
 
-    def to_pandas(self) -> Any:
-        """The :meth:`to_arrow` table as a pandas DataFrame indexed by query id."""
+    def _long_ids(self, query_col: list[str], per_query_rows: int) -> pa.Array:
+        if self.id_kind != "int":
+            return pa.array(query_col, pa.string())
+        return pa.array([given_id(q) for q in query_col[:per_query_rows]] + [None] * (len(query_col) - per_query_rows), pa.int64())
+
+    def to_pandas(self, layout: Layout = "wide") -> Any:
+        """The :meth:`to_arrow` table as a pandas DataFrame: ``"wide"`` (default) indexed by query id (of
+        the type given: join it back on an integer ``user_id``), ``"long"`` one row per (measure, query).
+
+        >>> import ranklens
+        >>> res = ranklens.evaluate({1: {"a": 1}}, {1: {"a": 2.0}}, "P@1")
+        >>> res.to_pandas().index.tolist(), res.to_pandas(layout="long")["query_id"].tolist()
+        ([1], [1.0, nan])
+        """
         try:
             import pandas  # noqa: F401
         except ImportError:
             raise MissingDependencyError("pandas", "pandas", "Results.to_pandas()") from None
+        if _layout(layout) == "long":
+            return self.to_long_arrow().to_pandas()
         return self.to_arrow().to_pandas().set_index("query_id")
 
-    def to_polars(self) -> Any:
-        """The :meth:`to_arrow` table as a polars DataFrame."""
+    def to_polars(self, layout: Layout = "wide") -> Any:
+        """The :meth:`to_arrow` table (``"wide"`` or ``"long"``) as a polars DataFrame."""
         try:
             import polars as pl
         except ImportError:
             raise MissingDependencyError("polars", "polars", "Results.to_polars()") from None
-        return pl.from_arrow(self.to_arrow())
+        return pl.from_arrow(self.to_arrow(layout))
 
     def summary(self) -> dict[str, float]:
         """``{measure: aggregate}``."""
         return {str(m): v for m, v in zip(self.measures, self.aggregates)}
 
-    def subset(self, query_ids: Iterable[str]) -> Results:
-        """The results of these queries only (those evaluated), with their own aggregates."""
-        wanted = set(query_ids)
+    def subset(self, query_ids: Iterable[QueryId]) -> Results:
+        """The results of these queries only (those evaluated), with their own aggregates. Ids are matched
+        as strings (``1`` finds the query ``"1"``); ids given of which none was evaluated are an error
+        naming the evaluated ones (never a mean over nothing).
+
+        Raises:
+            InputError: ``query_ids`` is not empty and none of them was evaluated.
+        """
+        given = list(query_ids)
+        wanted = {id_text(q) for q in given}
         rows = [i for i, q in enumerate(self.query_ids) if q in wanted]
+        if given and not rows:
+            from ranklens.data.segments import show_ids
+
+            raise InputError(
+                f"{self.run}: none of the {len(given)} query ids given ({show_ids([str(q) for q in given])}) was "
+                f"evaluated; the evaluated queries are {show_ids(list(self.query_ids))}"
+            )
         values = self.values[rows, :] if rows else np.zeros((0, len(self.measures)))
         aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
-        return Results(self.run, self.measures, tuple(self.query_ids[i] for i in rows), values, aggs, (), self.options)
+        return Results(
+            self.run, self.measures, tuple(self.query_ids[i] for i in rows), values, aggs, (), self.options, self.id_kind
+        )
 
-    def by_segment(self, segments: Mapping[str, str]) -> dict[str, Results]:
+    def by_segment(self, segments: object) -> dict[str, Results]:
         """``{segment: results of its evaluated queries}`` in sorted segment order, from a query → segment
-        mapping (``ranklens.data.segments.read_segments`` reads one from a file); queries without a
-        segment count only overall, segments without an evaluated query are left out.
+        mapping, a file or a frame (whatever :func:`ranklens.read_segments` reads; ids matched as strings, so
+        integer ids work); queries without a segment count only overall, segments without an evaluated
+        query are left out.
+
+        Raises:
+            InputError: no evaluated query has a segment (the mapping is for other ids).
 
         >>> import ranklens
         >>> res = ranklens.evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"c": 1.0}}, "P@1")
         >>> {s: r["P@1"] for s, r in res.by_segment({"q1": "nav", "q2": "info"}).items()}
         {'info': 0.0, 'nav': 1.0}
         """
+        from ranklens.data.segments import check_overlap, read_segments
+
+        where = str(segments) if isinstance(segments, (str, os.PathLike)) else "segments"
+        segment_of = read_segments(segments)
+        check_overlap(segment_of, self.query_ids, source=where)
         groups: dict[str, list[str]] = {}
         for q in self.query_ids:
-            if q in segments:
-                groups.setdefault(str(segments[q]), []).append(q)
+            if q in segment_of:
+                groups.setdefault(segment_of[q], []).append(q)
         return {name: self.subset(groups[name]) for name in sorted(groups)}
+
+    def _repr_html_(self) -> str:
+        """The notebook view: one row per measure (its aggregate over the queries), then the notes."""
+        from ranklens.results.html import html_table
+
+        rows = [[str(m), v] for m, v in zip(self.measures, self.aggregates)]
+        caption = f"{self.run}: {len(self.query_ids)} quer{'y' if len(self.query_ids) == 1 else 'ies'}"
+        return html_table(caption, ["measure", "value"], rows, notes=self.notes)
 
     def __repr__(self) -> str:
         shown = 6
@@ -231,6 +309,28 @@ class Results:
         if len(self.measures) > shown:
             body += f", … ({len(self.measures) - shown} more measures)"
         return f"Results(run={self.run!r}, queries={len(self.query_ids)}, {body})"
+
+
+def id_text(q: object) -> str:
+    """How the engine spells a query id: integers (Python or numpy) as their decimal string, text as is."""
+    if isinstance(q, (int, np.integer)) and not isinstance(q, bool):
+        return str(int(q))
+    return str(q)
+
+
+def given_id(q: str) -> QueryId:
+    """An integer query id back as an integer (a string that is not one stays a string)."""
+    try:
+        n = int(q)
+    except ValueError:
+        return q
+    return n if str(n) == q else q
+
+
+def _layout(layout: str) -> str:
+    if layout not in ("wide", "long"):
+        raise InputError(f"layout must be 'wide' or 'long'; got {layout!r}")
+    return layout
 
 
 def _json_float(v: float) -> float | None:
@@ -245,6 +345,7 @@ def assemble(
     notes: Sequence[str] = (),
     options: dict[str, Any] | None = None,
     system: Mapping[int, float] | None = None,
+    id_kind: str = "str",
 ) -> Results:
     """The one way a :class:`Results` is built from per-query values: the aggregate of every measure,
     and a note for each set measure that is NA (NaN, skipped by its mean) on some queries. ``system``
@@ -260,7 +361,7 @@ def assemble(
         float((system or {}).get(j, math.nan)) if m.family.is_system(m) else aggregate(m, values[:, j])
         for j, m in enumerate(measures)
     )
-    res = Results(run, measures, tuple(query_ids), values, aggs, tuple(notes), dict(options or {}))
+    res = Results(run, measures, tuple(query_ids), values, aggs, tuple(notes), dict(options or {}), id_kind)
     na = [note for note in na_notes(res) if note not in res.notes]
     return dataclasses.replace(res, notes=(*res.notes, *na)) if na else res
 

@@ -114,25 +114,34 @@ def render_trec(results: Sequence[Results], *, per_query: bool) -> str:
     for r in results:
         lines.append(f"{'runid':<22}\tall\t{r.run}")
         counts = [m.family.aggregate == "sum" for m in r.measures]
-        rows: list[tuple[str, list[float]]] = []
-        if per_query:
-            rows.extend((q, row) for q, row in zip(r.query_ids, r.value_rows()))
-        rows.append(("all", list(r.aggregates)))
-        for q, row in rows:
-            for m, v, is_count in zip(r.measures, row, counts):
-                value = str(int(v)) if is_count and v == v else f"{v:.4f}"
-                lines.append(f"{str(m):<22}\t{q}\t{value}")
+        rows: list[tuple[str, list[float], list[int]]] = []
+        if per_query:  # (system-level measures: the "all" row only)
+            keep = _per_query_columns(r)
+            rows.extend((q, row, keep) for q, row in zip(r.query_ids, r.value_rows()))
+        rows.append(("all", list(r.aggregates), list(range(len(r.measures)))))
+        for q, row, columns in rows:
+            for j in columns:
+                v = row[j]
+                value = str(int(v)) if counts[j] and v == v else f"{v:.4f}"
+                lines.append(f"{r.measures[j]!s:<22}\t{q}\t{value}")
     return "\n".join(lines) + "\n"
 
 
 def _rows(r: Results, per_query: bool) -> list[tuple[str, str, str]]:
     names = [str(m) for m in r.measures]
     out: list[tuple[str, str, str]] = []
-    if per_query:
+    if per_query:  # (system-level measures: the "all" row only)
+        keep = _per_query_columns(r)
         for q, row in zip(r.query_ids, r.value_rows()):
-            out.extend((n, q, _full(v)) for n, v in zip(names, row))
+            out.extend((names[j], q, _full(row[j])) for j in keep)
     out.extend((n, "all", _full(v)) for n, v in zip(names, r.aggregates))
     return out
+
+
+def _per_query_columns(r: Results) -> list[int]:
+    """The columns of the measures with a value per query (not the system-level ones); duck-typed, as the
+    express path's results are rendered too."""
+    return [j for j, m in enumerate(r.measures) if not m.family.is_system(m)]
 
 
 def _full(v: float) -> str:

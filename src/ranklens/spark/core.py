@@ -14,8 +14,10 @@ from ranklens.data.qrels import Qrels
 from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
+from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import DuplicateError, InputError, MissingDependencyError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
 
 __all__ = ["SparkEvaluation", "evaluate"]
@@ -84,7 +86,7 @@ def require_pyspark() -> Any:
 def evaluate(
     run_df: Any,
     qrels_df: Any,
-    measures: Iterable[Measure | str] | str,
+    measures: MeasuresArg,
     *,
     policy: EvalPolicy | None = None,
     segments: Any = None,
@@ -131,6 +133,12 @@ def evaluate(
         measures, Qrels.from_arrays([], [], [], label_kind=label_kind),
         policy=policy.replace(qrels_columns=None, run_columns=None, qrels_format=None, run_format=None),
     )
+    own = [str(m) for m in probe.measures if m.get("judged_only")]
+    if own:  # (one ranking per tie order on Spark; a measure's own judged_only would need another)
+        raise InputError(
+            f"{', '.join(own)}: a measure's own judged_only is computed in memory (ranklens.evaluate); on Spark "
+            "pass judged_only=True for every measure (trec_eval -J)"
+        )
     if path == "sql":
         from ranklens.spark.sql import check_sql_side
 
@@ -240,6 +248,7 @@ def finish(
         )
         add(report.messages())
         add(phases.get(f"recsys:{o}", ()))
+    add(phases.get("pool", ()))
     add(phases.get("empty", ()))
     return assemble(name, probe.measures, [qids[i] for i in order], values[order], notes, probe.options(), system)
 
@@ -287,6 +296,7 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     cells: list[tuple[int, int, float]] = []
     listed: list[Any] = []
     notes: dict[str, dict[str, list[Any]]] = {}
+    pooled: tuple[list[int], list[int]] = ([], [])
     for row in rows:
         kind = row["kind"]
         if kind == 1:
@@ -298,6 +308,8 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
             cells.append((i, row["measure"], row["value"]))
         elif kind in (3, 4):
             listed.append(row)
+        elif kind == 6:  # the queries judged on the run's own top d (engine/pool.py): their number, each depth
+            pooled[0 if row["measure"] == 0 else 1].append(int(row["value"]))
         elif kind == 5:
             entry = notes.setdefault(row["query_id"], {}).setdefault(row["doc_id"], [row["measure"], 0, 0, row["value"] is None])
             entry[0] = min(entry[0], row["measure"])
@@ -311,7 +323,11 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
     per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
     stats = [per_order[o] for o in sorted(per_order)] or [dict.fromkeys(STATS, 0)]
     system = system_values(probe, plan, listed, run_name="run") if plan else {}
-    return per_query, list(index), values, stats, out, merge_notes(notes), system
+    merged = merge_notes(notes)
+    pool_note = self_pool_note(probe.measures, SelfPool(sum(pooled[0]), tuple(sorted(pooled[1]))))
+    if pool_note is not None:
+        merged["pool"] = [pool_note]
+    return per_query, list(index), values, stats, out, merged, system
 
 
 # ── system-level measures: the bucket's top-k rows (and judged rows for the pooled AUC), the kernels on the driver
@@ -469,9 +485,9 @@ class _GlobalTopEvaluator(Evaluator):
     reports: list[AlignReport]
     lists: list[Any]
 
-    def _align(self, run: Any, order: str) -> Any:
-        lists, report = super()._align(run, order)
-        self.reports.append(report)  # one per ranking order (score, input), in the Evaluator's order
+    def _align(self, run: Any, order: str, judged_only: bool = False) -> Any:
+        lists, report = super()._align(run, order, judged_only)
+        self.reports.append(report)  # one per ranking (score, input order; a measure's own judged_only)
         if self.top_label is not None:
             top = float(self.top_label) if lists.ideal_labels.dtype.kind == "f" else int(self.top_label)
             lists = dataclasses.replace(lists, top_label=top, _cache={})
@@ -597,6 +613,9 @@ def evaluate_bucket(
         out.extend((1, None, o * len(STATS) + i, float(c)) for i, c in enumerate(counts))
     for o, (_, depth, top_k, pooled) in (plan or {}).items():
         out.extend(bucket_lists_rows(ev.lists[o], o, depth, top_k, pooled))
+    if ev.last_pool is not None:  # (kind 6: the driver words the note over every bucket)
+        out.append((6, None, 0, float(ev.last_pool.queries)))
+        out.extend((6, None, 1, float(d)) for d in ev.last_pool.depths)
     for phase, notes, every in watched:
         if every is None:
             for i, note in enumerate(notes):

@@ -7,7 +7,8 @@ ignored, scores as float64, duplicates fatal). Two things are trec_eval-specific
   (``get_trec_results.c`` keeps only that one);
 * with ``-c``, a query of the qrels that the run lacks is evaluated against a one-document ranking of a
   document that no qrels lists (``trec_eval.c``: ``"ceci_nest_pas_un_docno"`` with score 1.0), so that
-  every measure sees a non-empty ranking; :func:`with_placeholders` adds those rows.
+  every measure sees a non-empty ranking; :func:`ranklens.engine.placeholder.with_placeholders` adds those
+  rows (the Evaluator's ``missing="zero"`` ranks such a query the same way).
 """
 
 from __future__ import annotations
@@ -16,17 +17,15 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
+from ranklens.engine.placeholder import PLACEHOLDER_DOC, with_placeholders
 
 __all__ = ["PLACEHOLDER_DOC", "last_run_tag", "load", "missing_queries", "with_placeholders"]
 
-#: the document trec_eval ranks alone for a qrels query missing from the run (with -c)
-PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
 _TAIL = 1 << 16
 
 
@@ -103,15 +102,3 @@ def missing_queries(qrels: Qrels, run: Run) -> np.ndarray:
     """Mask over ``qrels.query_ids``: the queries with no retrieved document."""
     present = pc.is_in(qrels.query_ids, value_set=run.query_ids)
     return ~to_numpy(present)
-
-
-def with_placeholders(run: Run, query_ids: list[str]) -> Run:
-    """``run`` plus one row (:data:`PLACEHOLDER_DOC`, score 1.0) for each of ``query_ids``."""
-    if not query_ids:
-        return run
-    queries = pa.concat_arrays([run.query_ids.take(from_numpy(run.query)), string_array(query_ids)])
-    docs = pa.concat_arrays(
-        [run.doc_ids.take(from_numpy(run.doc)), string_array([PLACEHOLDER_DOC] * len(query_ids))]
-    )
-    scores = np.concatenate((run.score, np.ones(len(query_ids))))
-    return Run.from_arrays(queries, docs, scores, name=run.name, source=run.source)

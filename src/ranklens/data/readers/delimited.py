@@ -26,16 +26,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ranklens.data._arrow import read_lent
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
-    QRELS,
     Columns,
     Kind,
+    check_line_ends,
     check_text,
     first_empty_id,
     is_integer_token,
     is_number_token,
-    line_of_offset,
     nonblank_line_numbers,
     resolve_columns,
     text_end,
@@ -75,7 +75,7 @@ def read_delimited(
     rest = data[end:].split(b"\n", 1)[0]
     if delimiter.encode() in rest:
         end += rest.rindex(delimiter.encode()) + 1
-    _check_line_ends(data, end, source)
+    check_line_ends(data, end, source)
     header_line, header_start = 1, 0
     while True:  # the header is the first non-blank line
         newline = data.find(b"\n", header_start, end)
@@ -115,23 +115,6 @@ def _split(line: str, delimiter: str, source: str = "", lineno: int | None = Non
         return next(csv.reader([line]), [])
     except csv.Error as e:  # (a field over the csv module's size limit)
         raise FormatError(source, f"cannot split the line into fields: {e}", lineno) from None
-
-
-def _check_line_ends(data: bytes, end: int, source: str) -> None:
-    """Lines end with LF or CRLF. A CR alone (old Mac line ends, or a stray one in a field) would be a
-    line end to pyarrow but not to the line scan: an error naming its line."""
-    crs = data.count(b"\r", 0, end)
-    if not crs or crs == data.count(b"\r\n", 0, end):
-        return
-    at = data.find(b"\r", 0, end)
-    while data.startswith(b"\r\n", at):
-        at = data.find(b"\r", at + 2, end)
-    raise FormatError(
-        source,
-        "found a carriage return (\\r) that is not followed by a line feed: lines must end with LF or CRLF "
-        "(for CR-only line ends, as old Mac files have: tr '\\r' '\\n')",
-        line_of_offset(data, at),
-    )
 
 
 def _headerless(data: bytes, source: str, kind: Kind) -> Columns:
@@ -180,9 +163,10 @@ def _parse(
     columns = [f"f{i}" for i in range(len(names))]
     wanted = [columns[p] for p in positions]
     value_type = pa.float64() if kind.real_values else pa.string()  # labels: checked below, then cast
-    try:
-        table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(body)),
+    table = read_lent(
+        body,
+        lambda source: pacsv.read_csv(
+            source,
             read_options=pacsv.ReadOptions(column_names=columns, block_size=1 << 22),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter,
@@ -199,8 +183,10 @@ def _parse(
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
-        )
-    except (pa.ArrowException, ValueError):
+        ),
+        (pa.ArrowException, ValueError),
+    )
+    if table is None:
         return None
     table = table.select(wanted)
     if kind.real_values:

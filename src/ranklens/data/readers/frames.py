@@ -9,7 +9,7 @@ Dicts are either pytrec_eval's ``{query_id: {doc_id: value}}`` or columns ``{"qu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -29,7 +29,7 @@ from ranklens.data.readers import (
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["no_names", "qrels_from_object", "run_from_object", "source_name"]
+__all__ = ["no_names", "qrels_from_object", "records_as_columns", "run_from_object", "source_name"]
 
 _SWAP = "did you swap QRELS and RUN?"
 
@@ -82,6 +82,25 @@ def run_from_object(obj: object, name: str | None = None, columns: ColumnMap | N
             raise no_names(source, "a {qid: {docid: value}} dict")
         return Run.from_dict(obj, name=name or "run", source=source)
     return to_run(table_columns(_to_table(obj, RUN, source, mapping), RUN, source, mapping), source, name or "run")
+
+
+def records_as_columns(obj: object) -> object:
+    """A list, tuple or iterator of named tuples (ir_measures' ``Qrel(query_id, doc_id, relevance,
+    iteration)`` and ``ScoredDoc(query_id, doc_id, score)``, or any with such fields) as a mapping of columns
+    named by the fields; anything else as is.
+
+    >>> from collections import namedtuple
+    >>> ScoredDoc = namedtuple("ScoredDoc", ["query_id", "doc_id", "score"])
+    >>> records_as_columns(iter([ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d2", 1.0)]))
+    {'query_id': ['q1', 'q1'], 'doc_id': ['d1', 'd2'], 'score': [2.0, 1.0]}
+    """
+    if not isinstance(obj, (list, tuple, Iterator)):
+        return obj
+    rows = list(obj)
+    fields = getattr(rows[0], "_fields", None) if rows else None
+    if not fields or not all(isinstance(r, tuple) and getattr(r, "_fields", None) == fields for r in rows):
+        return rows if isinstance(obj, Iterator) else obj
+    return {str(f): [r[i] for r in rows] for i, f in enumerate(fields)}
 
 
 def no_names(source: str, what: str) -> FormatError:

@@ -24,12 +24,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from ranklens.data._arrow import from_numpy
+from ranklens.data._arrow import from_numpy, read_lent
+from ranklens.data.columns import ambiguous_keys
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
-    RUN,
     Columns,
     Kind,
+    check_line_ends,
     check_text,
     first_empty_id,
     nonblank_line_numbers,
@@ -264,6 +265,7 @@ def read_jsonl(data: bytes, source: str, kind: Kind, *, mapping: Mapping[str, st
     end = text_end(data)
     if end == 0:
         raise FormatError(source, "expected at least one line, got an empty file")
+    check_line_ends(data, end, source)
     table = _parse_jsonl(data, end, kind, mapping) if _one_object_per_line(data, end) else None
     if table is None:
         return _scan_jsonl(data, source, kind, mapping)
@@ -295,13 +297,15 @@ def _parse_jsonl(data: bytes, end: int, kind: Kind, mapping: Mapping[str, str] |
         return None
     value_type = pa.float64() if kind.real_values else pa.int64()
     schema = pa.schema([(names[q], pa.string()), (names[d], pa.string()), (names[v], value_type)])
-    try:
-        table = pajson.read_json(
-            pa.BufferReader(pa.py_buffer(memoryview(data)[:end])),
-            parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-        )
-    except (pa.ArrowException, ValueError):
-        return None
+    table = read_lent(  # (other keys are read too: every key of every line is seen, so one rule holds for all)
+        memoryview(data)[:end],
+        lambda source: pajson.read_json(
+            source, parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+        ),
+        (pa.ArrowException, ValueError),
+    )
+    if table is None or ambiguous_keys(table.column_names, kind, "", mapping=mapping) is not None:
+        return None  # (some line may name a role twice: the scan resolves every line and names the one that does)
     table = table.select([names[q], names[d], names[v]])
     if any(column.null_count for column in table.columns):
         return None
@@ -332,6 +336,9 @@ def _scan_jsonl(data: bytes, source: str, kind: Kind, mapping: Mapping[str, str]
         if isinstance(row, _Object) and row.duplicate is not None:
             raise FormatError(source, f"key '{row.duplicate}' appears twice in the object; give each key once", lineno)
         names = list(row)
+        ambiguous = ambiguous_keys(names, kind, source, lineno, mapping=mapping)
+        if ambiguous is not None:
+            raise ambiguous
         q, d, v = resolve_columns(names, kind, source, lineno, noun="key", mapping=mapping)
         ids = []
         for role, key in (("query id", names[q]), ("document id", names[d])):

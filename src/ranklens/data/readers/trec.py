@@ -1,7 +1,9 @@
 """TREC qrels (``qid iter docid rel``) and runs (``qid Q0 docid rank score tag``): read and write.
 
 Reading follows trec_eval (``get_trec_results.c``, ``get_qrels.c``): columns are separated by any run
-of whitespace (space, tab, CR, VT, FF), lines whose first non-blank character is ``#`` are comments,
+of whitespace (space, tab, VT, FF), lines end in LF or CRLF (a CR followed by anything else is an error
+naming its line, as a UTF-8 byte-order mark after the start of the file is: issue 22 item 3), lines whose
+first non-blank character is ``#`` are comments,
 the ``iter``/``Q0`` and ``rank`` columns are ignored, labels are integers and scores are float64.
 Blank and whitespace-only lines are skipped in both files (trec_eval skips them in runs but calls
 them malformed in qrels; their meaning is unambiguous, so we accept them). Line numbers in messages
@@ -51,11 +53,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ranklens.data._arrow import from_numpy, string_array
+from ranklens.data._arrow import from_numpy, read_lent, string_array
 from ranklens.data._intern import intern_sorted, to_string_array
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     Columns,
+    check_line_ends,
     check_text,
     is_integer_token,
     is_number_token,
@@ -319,12 +322,11 @@ def _read(data: bytes, source: str, layout: _Layout, *, file_start: bool = True)
     end = text_end(data)
     if end == 0:
         raise FormatError(source, f"expected at least one line ({layout.header}), got an empty file")
+    check_line_ends(data, end, source)
     if layout is _RUN and _ctrec is not None and not pure_only():
         cols = _compiled_run(data, end)
         if cols is not None:
             return cols
-    if not file_start and data.startswith(b"\xef\xbb\xbf"):
-        return _scan(data, source, layout)  # (pyarrow's parser would drop the mark, part of the first query id)
     delimiter = _single_delimiter(data, end)
     if delimiter is not None:
         # only the three needed columns are converted; pyarrow still checks every line's column count.
@@ -459,16 +461,18 @@ def _mapped_run(mapped: mmap.mmap, layout: str) -> Columns | None:
     if isinstance(out, int):
         return None
     tokens, nonascii = out
-    if nonascii:  # the tokenizer saw no NUL byte; check_text also wants valid UTF-8
+    if nonascii:  # the tokenizer saw no NUL byte; check_text also wants valid UTF-8 and no byte-order mark
         import codecs
 
         decoder = codecs.getincrementaldecoder("utf-8")()
         for start in range(0, size, _CHECK_BYTES):
-            chunk = mapped[start : start + _CHECK_BYTES]
+            chunk = mapped[max(0, start - 2) : start + _CHECK_BYTES]  # (2 bytes back: a mark across the cut)
             try:
-                decoder.decode(chunk, final=start + len(chunk) >= size)
+                decoder.decode(memoryview(chunk)[2 if start else 0 :], final=start + _CHECK_BYTES >= size)
             except UnicodeDecodeError:
                 return None
+            if chunk.find(b"\xef\xbb\xbf") >= 0:
+                return None  # (a mark after the start: check_text names its line)
             del chunk
             mapped.madvise(mmap.MADV_DONTNEED, start, min(_CHECK_BYTES, size - start))
     return _tokenized_columns(tokens)
@@ -512,7 +516,8 @@ def _cut_extra_fields(arr: np.ndarray, width: int) -> tuple[np.ndarray, int]:
 
 
 def _single_delimiter(data: bytes, end: int) -> bytes | None:
-    """Return the delimiter if every line is fields separated by exactly one space, or one tab.
+    """Return the delimiter if every line is fields separated by exactly one space, or one tab (``data`` has
+    passed :func:`~ranklens.data.readers.check_line_ends`: a CR only ends a line).
 
     Only cheap one-byte scans here (a ``#`` anywhere sends the file to the normalising path, which
     drops comment lines); doubled, leading and trailing delimiters show up as empty fields
@@ -529,9 +534,7 @@ def _single_delimiter(data: bytes, end: int) -> bytes | None:
     for byte in (other, b"\x0b", b"\x0c", b"#", delimiter * 2, b"\n" + delimiter, delimiter + b"\n", delimiter + b"\r"):
         if data.find(byte, 0, end) >= 0:  # (doubled, leading or trailing delimiters: empty fields)
             return None
-    if data.find(b"\r", 0, end) >= 0 and data.count(b"\r", 0, end) != data.count(b"\r\n", 0, end):
-        return None
-    return delimiter
+    return delimiter  # (every CR ends its line: check_line_ends has refused any other)
 
 
 def _parse(
@@ -540,9 +543,10 @@ def _parse(
     """Parse with pyarrow; ``None`` if pyarrow rejects the input (the caller falls back)."""
     names = [f"f{i}" for i in range(len(layout.names))]
     include = [names[layout.query], names[layout.doc], names[layout.value]] if needed_only else []
-    try:
-        return pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(buffer)),
+    return read_lent(
+        buffer,
+        lambda source: pacsv.read_csv(
+            source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
             parse_options=pacsv.ParseOptions(
                 delimiter=delimiter.decode(),
@@ -561,9 +565,9 @@ def _parse(
                 quoted_strings_can_be_null=False,
                 include_columns=include,
             ),
-        )
-    except (pa.ArrowException, ValueError):
-        return None
+        ),
+        (pa.ArrowException, ValueError),
+    )
 
 
 def _columns(

@@ -39,8 +39,8 @@ KERNELS: dict[str, Kernel] = {
     "Bpref": incomplete.bpref,
     "infAP": incomplete.inf_ap,
     "ERR": cascade.err,
-    "RBP": cascade.rbp,
-    "RBPResidual": cascade.rbp_residual,
+    "MZRBP": cascade.rbp,
+    "MZRBPResidual": cascade.rbp_residual,
 }
 KERNELS.update(trec_extra.TREC_KERNELS)
 KERNELS.update(rag.RAG_KERNELS)

@@ -25,6 +25,9 @@ Evaluator (:attr:`RankedLists.map_negative_labels`); labels it does not name sta
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import numpy as np
 
 from ranklens.engine.kernels._common import (
@@ -76,31 +79,132 @@ def ideal_gains(lists: RankedLists, labels: np.ndarray, gain: object) -> np.ndar
     return g
 
 
-def _dcg_of_gains(lists: RankedLists, m: Measure, g: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class DcgParts:
+    """What the DCG kernels compute on the way to their values, per retrieved row and per query: the
+    numbers ``ranklens explain`` prints (:func:`dcg_parts`), so it never re-derives them.
+
+    Attributes:
+        gain: per retrieved row, the gain DCG sums (with ``ties=average`` the mean gain of its tie group).
+        contribution: per retrieved row, gain / discount divisor within the cutoff, else 0.
+        dcg: DCG@k per query (``norm=minmax``: with negative gains).
+        ideal_gain, ideal_query, ideal_rank0: the ideal ranking: its positive gains, best first within each
+            query, and their 0-based ranks (entries below the cutoff contribute 0).
+        ideal_source: per ideal entry, its row in the run's arrays (``ideal_from == "run"``: local, recall),
+            in the qrels' ideal arrays (``"qrels"``: global) or −1 (``"max"``: the top grade at every rank).
+        ideal_contribution: per ideal entry, gain / discount divisor within the cutoff, else 0.
+        idcg: IDCG@k per query.
+        min_dcg: minDCG@k per query with ``norm=minmax``, else None.
+        value: the measure's value per query (nDCG, DCG or IDCG).
+    """
+
+    gain: np.ndarray
+    contribution: np.ndarray
+    dcg: np.ndarray
+    ideal_gain: np.ndarray
+    ideal_query: np.ndarray
+    ideal_rank0: np.ndarray
+    ideal_source: np.ndarray
+    ideal_contribution: np.ndarray
+    idcg: np.ndarray
+    ideal_from: str
+    min_dcg: np.ndarray | None
+    value: np.ndarray
+
+
+def dcg_parts(lists: RankedLists, m: Measure) -> DcgParts:
+    """The intermediates of ``m`` (an nDCG, DCG or IDCG measure) for every query, computed by the same
+    code as the kernels' values (:func:`ndcg`, :func:`dcg`, :func:`idcg` return fields of it).
+
+    >>> from ranklens import Evaluator
+    >>> from ranklens.measures import parse
+    >>> lists, _ = Evaluator("nDCG", {"q": {"a": 3, "b": 1}}).align({"q": {"b": 2.0, "a": 1.0}})
+    >>> p = dcg_parts(lists, parse("nDCG@2"))
+    >>> p.dcg.round(6).tolist(), p.idcg.round(6).tolist(), p.ideal_gain.tolist(), p.value.round(6).tolist()
+    ([2.892789], [3.63093], [3.0, 1.0], [0.796708])
+    """
+    minmax = m.name == "nDCG" and dict(m.params).get("norm") == "minmax"
+    g = signed_gains(lists, m) if minmax else row_gains(lists, m)
+    shown, contribution, dcg_q = _dcg_terms(lists, m, g)
+    ideal = _ideal_parts(lists, m, detail=True)
+    low = min_dcg(lists, m) if minmax else None
+    if m.name == "DCG":
+        value = dcg_q
+    elif m.name == "IDCG":
+        value = ideal.idcg
+    else:
+        value = _ratio(dcg_q, ideal.idcg, low)
+    return DcgParts(shown, contribution, dcg_q, ideal.gain, ideal.query, ideal.rank0, ideal.source,
+                    ideal.contribution, ideal.idcg, ideal.origin, low, value)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, low: np.ndarray | None) -> np.ndarray:
+    """nDCG from its parts: DCG/IDCG, or (DCG − minDCG)/(IDCG − minDCG); 0 where the denominator is 0."""
+    if low is not None:
+        num, den = num - low, den - low
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _dcg_terms(lists: RankedLists, m: Measure, g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(gain per row, contribution per row, DCG per query) for the row gains ``g``."""
     div = discount_divisors(lists.rank0, m)
     top = within(lists, m.cutoff)
-    if m.get("ties") == "average" and g.size:
+    if dict(m.params).get("ties") == "average" and g.size:
         gid, gstart = tie_groups(lists)
         sizes = np.diff(gstart)
         mean_gain = np.bincount(gid, weights=g) / sizes
         disc_sum = np.bincount(gid, weights=np.where(top, 1.0 / div, 0.0))
         group_query = lists.row_query[gstart[:-1]]
-        return np.bincount(group_query, weights=mean_gain * disc_sum, minlength=lists.num_queries)
-    return lists.per_query_sum(np.where(top, g / div, 0.0))
+        total = np.bincount(group_query, weights=mean_gain * disc_sum, minlength=lists.num_queries)
+        shown = mean_gain[gid]
+        return shown, np.where(top, shown / div, 0.0), total
+    contribution = np.where(top, g / div, 0.0)
+    return g, contribution, lists.per_query_sum(contribution)
+
+
+def _dcg_of_gains(lists: RankedLists, m: Measure, g: np.ndarray) -> np.ndarray:
+    return _dcg_terms(lists, m, g)[2]
+
+
+class _Ideal(NamedTuple):
+    gain: np.ndarray
+    query: np.ndarray
+    rank0: np.ndarray
+    source: np.ndarray
+    contribution: np.ndarray
+    idcg: np.ndarray
+    origin: str
 
 
 def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """IDCG@k per query for the measure's ideal flavour (global, local, recall, max)."""
-    ideal = m.get("ideal")
+    return _ideal_parts(lists, m, detail=False).idcg
+
+
+def _ideal_parts(lists: RankedLists, m: Measure, *, detail: bool) -> _Ideal:
+    """The ideal ranking of every query and its IDCG@k; with ``ideal=max`` the entries (one per rank up to
+    the cutoff) are built only with ``detail``."""
+    ideal = m.get("ideal") if m.name != "DCG" else "global"
     k = m.cutoff
+    empty = np.empty(0, dtype=np.int64)
     if ideal == "max":
         top = m.get("max_rel") or lists.max_label()
         g_top = float(gains(np.array([top]), m.get("gain"))[0])
         n = np.full(lists.num_queries, k, dtype=np.int64) if k is not None else lists.lengths
-        return _discount_prefix(n, m) * g_top
+        total = _discount_prefix(n, m) * g_top
+        if not detail or g_top <= 0:
+            return _Ideal(empty.astype(np.float64), empty, empty, empty, empty.astype(np.float64), total, "max")
+        query = np.repeat(np.arange(lists.num_queries), n)
+        rank0 = np.arange(query.size) - np.repeat(np.cumsum(n) - n, n)
+        g = np.full(query.size, g_top)
+        return _Ideal(g, query, rank0, np.full(query.size, -1), g / discount_divisors(rank0, m), total, "max")
     if ideal == "global":
         g = ideal_gains(lists, lists.ideal_labels, m.get("gain"))
         query = lists.ideal_query
+        source = np.arange(g.size)
+        origin = "qrels"
     else:
         depth = k if ideal == "local" else int(m.get("depth"))
         mask = within(lists, depth)
@@ -112,28 +216,27 @@ def idcg(lists: RankedLists, m: Measure) -> np.ndarray:
             mask = mask[gstart[:-1]][gid]
         g = row_gains(lists, m)[mask]
         query = lists.row_query[mask]
+        source = np.flatnonzero(mask)
+        origin = "run"
     perm = sort_desc_per_query(g, query)
-    g, query = g[perm], query[perm]
+    g, query, source = g[perm], query[perm], source[perm]
     positive = g > 0
-    g, query = g[positive], query[positive]
+    g, query, source = g[positive], query[positive], source[positive]
     counts = np.bincount(query, minlength=lists.num_queries)
     offsets = np.concatenate(([0], np.cumsum(counts)))
     rank0 = np.arange(g.size) - np.repeat(offsets[:-1], counts)
     contribution = g / discount_divisors(rank0, m)
     if k is not None:
         contribution = np.where(rank0 < k, contribution, 0.0)
-    return np.bincount(query, weights=contribution, minlength=lists.num_queries)
+    summed: np.ndarray = np.bincount(query, weights=contribution, minlength=lists.num_queries)
+    return _Ideal(g, query, rank0, source, contribution, summed, origin)
 
 
 def ndcg(lists: RankedLists, m: Measure) -> np.ndarray:
     """nDCG@k per query: DCG/IDCG, 0 where IDCG = 0 (the query still counts in the mean)."""
     if dict(m.params).get("norm") == "minmax":
         return ndcg_minmax(lists, m)
-    num = dcg(lists, m)
-    den = idcg(lists, m)
-    out = np.zeros_like(num)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
+    return _ratio(dcg(lists, m), idcg(lists, m), None)
 
 
 def _discount_prefix(n: np.ndarray, m: Measure) -> np.ndarray:
@@ -232,8 +335,5 @@ def ndcg_minmax(lists: RankedLists, m: Measure) -> np.ndarray:
     >>> ndcg_minmax(lists, parse("nDCG(norm=minmax)")).round(6).tolist()
     [0.466144]
     """
-    num = _dcg_of_gains(lists, m, signed_gains(lists, m)) - (low := min_dcg(lists, m))
-    den = idcg(lists, m) - low
-    out = np.zeros_like(num)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
+    low = min_dcg(lists, m)
+    return _ratio(_dcg_of_gains(lists, m, signed_gains(lists, m)), idcg(lists, m), low)

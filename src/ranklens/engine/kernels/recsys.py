@@ -205,7 +205,7 @@ def _history(side: RecsysInputs, n_items: int) -> Any:
 
 def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     """Per user: mean over the top-k items i of (1 − mean_{j∈H_u} sim(i, j)) · rel(i); NaN without history."""
-    n_i = _need(side.item_users, m, "the training interactions (train=, --train)")
+    _need(side.item_users, m, "the training interactions (train=, --train)")
     top = _top(lists, m)
     q = lists.row_query[top]
     user = side.query_user[q]  # type: ignore[index]
@@ -228,7 +228,6 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
         good = has & (row_attr >= 0)
         sim_sum[good] = np.einsum("ij,ij->i", unit[row_attr[good]], user_sum[user[good]])
     else:
-        b = _history(side, n_i.shape[0])
         s = _item_similarity(side)
         item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
         good = np.flatnonzero(has & (item >= 0))

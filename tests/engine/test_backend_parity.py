@@ -1,0 +1,203 @@
+"""Parity of the backends by construction (issue 26): one fixture, ``backend``, parametrised over every
+backend a user can force (``RANKLENS_BACKEND=reference|compiled``), runs the measure suites' cases through the
+one dispatcher (:func:`ranklens.evaluation.evaluate_files`) once per backend. The oracles are independent of
+ranklens: the golden outputs of the real trec_eval 10.0 (``tests/data/trec_eval``, a copy of
+``shared/golden/trec_eval``), the plain-loop reference of ``tests/reference_impl.py`` on generated
+collections, and the spec's worked example. A forced backend that declines is an error, so every case
+either runs on the backend it names or is one the backend declares it does not take (then the test checks
+that it declines, with the reason).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from ranklens.backends import BACKENDS
+from ranklens.engine.policy import EvalPolicy
+from ranklens.errors import InputError
+from ranklens.evaluation import evaluate_files
+from ranklens.express import SUPPORTED_MEASURES, available
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import reference_impl as ref  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The backend every evaluation of the test runs on (forced: one that declines fails the test)."""
+    if request.param == "compiled" and not available():
+        pytest.skip("ranklens._cexpress is not built")
+    for name in ("RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS", "RANKLENS_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANKLENS_BACKEND", request.param)
+    return str(request.param)
+
+
+def per_query(qrels: str, run: str, measures: list[str], policy: EvalPolicy | None = None) -> dict[str, dict[str, float]]:
+    """``{measure: {query: value}}`` of the one run file ``run``, as the forced backend computes it."""
+    (res,) = evaluate_files(qrels, [run], measures, policy).results
+    return {m: res.per_query(str(evaluated)) for m, evaluated in zip(measures, res.measures)}
+
+
+# ------------------------------------------------------------------------------- golden trec_eval outputs
+
+#: trec_eval's printed name → ranklens's, for the families both backends declare
+def _ranklens_name(trec: str) -> str | None:
+    fixed = {"map": "AP", "ndcg": "nDCG", "recip_rank": "RR"}
+    if trec in fixed:
+        return fixed[trec]
+    for prefix, family in (("ndcg_cut_", "nDCG"), ("map_cut_", "AP"), ("P_", "P"), ("recall_", "R")):
+        if trec.startswith(prefix) and trec[len(prefix):].isdigit():
+            return f"{family}@{trec[len(prefix):]}"
+    return None
+
+
+def _golden_case(case: str) -> tuple[list[str], EvalPolicy, dict[str, dict[str, float]]]:
+    """(files, policy, {measure: {query or "all": value}}) of a golden case, its trec_eval options as the policy."""
+    argv = shlex.split((DATA / f"{case}.cmd").read_text())[1:]
+    policy: dict[str, object] = {}
+    files: list[str] = []
+    gain_map = False
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            gain_map = gain_map or ("=" in argv[i + 1] and argv[i + 1].startswith("ndcg."))
+            i += 2
+            continue
+        if a == "-c":
+            policy["missing"] = "zero"
+        elif a == "-J":
+            policy["judged_only"] = True
+        elif a.startswith("-l"):
+            policy["rel_level"] = float(a[2:])
+        elif a.startswith("-M"):
+            policy["max_docs"] = int(a[2:] or argv[i + 1])
+            i += 0 if a[2:] else 1
+        elif not a.startswith("-"):
+            files.append(str(DATA / a))
+        i += 1
+    expected: dict[str, dict[str, float]] = {}
+    for line in (DATA / f"{case}.out").read_text().splitlines():
+        trec, qid, value = line.split()
+        name = _ranklens_name(trec)
+        if name is not None and not (gain_map and name.startswith("nDCG")):
+            expected.setdefault(name, {})[qid] = float(value)
+    return files, EvalPolicy(**policy), expected  # type: ignore[arg-type]
+
+
+GOLDEN = [
+    p.stem for p in sorted(DATA.glob("*.cmd"))
+    if not any(flag in p.read_text().split() for flag in ("-R", "-Z", "-M0")) and "." not in p.stem.split(".")[0][4:]
+]
+GOLDEN = [c for c in GOLDEN if _golden_case(c)[2] and "-q" in (DATA / f"{c}.cmd").read_text().split()]
+
+
+#: golden cases whose files the compiled pass declines to read (trec_eval reads a run line's words beyond six)
+#: and a negative label (pooled but unjudged) in the qrels
+INPUT_DECLINED = {
+    "case8.extra_columns": "case8.run: a line or column it does not read beyond doubt",
+    "specA.all_q": "specA.qrels: a line or column it does not read beyond doubt",
+}
+
+
+def test_the_golden_cases_are_collected() -> None:
+    assert len(GOLDEN) >= 8, GOLDEN
+
+
+@pytest.mark.parametrize("case", GOLDEN)
+def test_golden_trec_eval_values(case: str, backend: str) -> None:
+    """Every per-query value trec_eval printed for nDCG, AP, P, R and RR, to its 4 decimals; the options
+    the compiled backend does not declare (-c, -J, -l, -M) make it decline, saying which."""
+    (qrels, run), policy, expected = _golden_case(case)
+    measures = sorted(expected)
+    if backend == "compiled" and (policy != EvalPolicy() or case in INPUT_DECLINED):
+        # (-l2 gives the binary measures rel=2: declined by that parameter, before the policy)
+        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if policy != EvalPolicy() else INPUT_DECLINED[case]
+        with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: .*" + reason):
+            per_query(qrels, run, measures, policy)
+        return
+    got = per_query(qrels, run, measures, policy)
+    for m in measures:
+        for qid, value in expected[m].items():
+            if qid != "all":
+                assert got[m].get(qid, 0.0) == pytest.approx(value, abs=5.01e-5), (m, qid)
+        summary = [v for q, v in got[m].items()]
+        assert math.fsum(summary) / len(summary) == pytest.approx(expected[m]["all"], abs=5.01e-5), (m, "all")
+
+
+# ------------------------------------------------------------- generated collections, independent reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trec_eval"))
+import test_differential as gen  # noqa: E402  (its generator of collections)
+
+MEASURES = {
+    "nDCG": lambda r, j: ref.ndcg(r, j),
+    "nDCG@5": lambda r, j: ref.ndcg(r, j, 5),
+    "nDCG@10": lambda r, j: ref.ndcg(r, j, 10),
+    "DCG@5": lambda r, j: ref.dcg(r, 5),
+    "AP": lambda r, j: ref.average_precision(r, j, None, 1),
+    "AP@5": lambda r, j: ref.average_precision(r, j, 5, 1),
+    "P@5": lambda r, j: ref.precision(r, 5, 1),
+    "R@10": lambda r, j: ref.recall(r, j, 10, 1),
+    "RR": lambda r, j: ref.reciprocal_rank(r, None, 1),
+    "RR@3": lambda r, j: ref.reciprocal_rank(r, 3, 1),
+}
+
+
+def write_grouped(tmp: Path, qrels: dict, run: dict) -> tuple[str, str]:
+    """The collection as TREC files, each query's rows together (as run files are written), in reverse order."""
+    (tmp / "qrels.txt").write_text("".join(f"{q} 0 {d} {lab}\n" for q, docs in qrels.items() for d, lab in docs.items()))
+    lines = [f"{q} Q0 {d} 0 {s!r} sysR\n" for q, docs in run.items() for d, s in reversed(list(docs.items()))]
+    (tmp / "run.txt").write_text("".join(lines))
+    return str(tmp / "qrels.txt"), str(tmp / "run.txt")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collection=gen.collections())
+def test_generated_collections_match_the_reference(tmp_path: Path, backend: str, collection: tuple[dict, dict]) -> None:
+    """Graded and negative labels, ties, unjudged documents, numeric-looking ids, run-only queries and
+    qrels queries the run lacks (skipped, the default policy): every value within 1e-12 of the plain loops."""
+    qrels, run = collection
+    if not set(qrels) & set(run):
+        return  # (no query in common: an error for every backend, tested elsewhere)
+    if backend == "compiled" and any(lab < 0 for docs in qrels.values() for lab in docs.values()):
+        q, r = write_grouped(tmp_path, qrels, run)  # (it declines negative labels: they stay the reference's)
+        with pytest.raises(InputError, match=r"declines: .*qrels.txt: a line or column it does not read"):
+            per_query(q, r, list(MEASURES))
+        qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
+    q, r = write_grouped(tmp_path, qrels, run)
+    got = per_query(q, r, list(MEASURES))
+    for qid in sorted(set(qrels) & set(run)):
+        ranking = ref.ranked_labels(qrels[qid], ref.trec_order(run[qid]))
+        for name, formula in MEASURES.items():
+            assert got[name][qid] == pytest.approx(formula(ranking, list(qrels[qid].values())), rel=1e-12, abs=1e-12), (name, qid)
+
+
+# ------------------------------------------------------------------------------------ the spec's example
+
+def test_spec_textbook_example(tmp_path: Path, backend: str) -> None:
+    """spec/METRICS.md's worked example (labels 3, 2, 3, 0, 1, 2 in rank order; ideal 3, 3, 2, 2, 1):
+    DCG@6 = 6.861127, nDCG@6 = 0.785 (6 decimals)."""
+    labels = [3, 2, 3, 0, 1, 2]
+    (tmp_path / "q.txt").write_text("".join(f"q1 0 d{i} {lab}\n" for i, lab in enumerate(labels)))
+    (tmp_path / "r.txt").write_text("".join(f"q1 Q0 d{i} {i + 1} {10 - i} s\n" for i in range(6)))
+    got = per_query(str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), ["DCG@6", "nDCG@6"])
+    dcg = sum(lab / math.log2(i + 2) for i, lab in enumerate(labels))
+    ideal = sum(lab / math.log2(i + 2) for i, lab in enumerate(sorted(labels, reverse=True)))
+    assert got["DCG@6"]["q1"] == pytest.approx(6.861127, abs=1e-6) == pytest.approx(dcg, abs=1e-6)
+    assert got["nDCG@6"]["q1"] == pytest.approx(dcg / ideal, rel=1e-12)
+
+
+def test_the_suites_cover_every_declared_family() -> None:
+    """A family the compiled backend declares and no case above evaluates would escape parity."""
+    covered = {name.split("@")[0] for name in MEASURES}
+    assert covered == set(SUPPORTED_MEASURES)
