@@ -68,7 +68,7 @@ def command(
     from ranklens.cli._runs import named_runs
     from ranklens.data.io import read_run, write_run
     from ranklens.errors import InputError
-    from ranklens.fusion.fuse import check_method, fuse, resolve
+    from ranklens.fusion.combine import check_method, fuse, resolve
     from ranklens.fusion.normalise import check_norm
 
     spec = check_method(method)
@@ -85,7 +85,7 @@ def command(
     resolve(method, len(named), None if optimise else weights, params if not optimise else {})
     loaded = [read_run(path, format=run_format, name=given) for given, path in named]
     if optimise:
-        from ranklens.fusion.optimise import optimise as search
+        from ranklens.fusion.search import optimise as search
 
         fused = search(loaded, qrels, method, norm=norm, metric=metric, step=step, name=tag)
     else:

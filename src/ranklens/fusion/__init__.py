@@ -8,9 +8,9 @@
 [('d1', 1.0), ('d2', 1.0), ('d3', 0.0)]
 """
 
-from ranklens.fusion.fuse import Fused, fuse
+from ranklens.fusion.combine import Fused, fuse
 from ranklens.fusion.methods import METHODS
 from ranklens.fusion.normalise import NORMALISATIONS
-from ranklens.fusion.optimise import optimise
+from ranklens.fusion.search import optimise
 
 __all__ = ["METHODS", "NORMALISATIONS", "Fused", "fuse", "optimise"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from ranklens.data import Run
 from ranklens.errors import InputError
-from ranklens.fusion.fuse import Fused, check_method, lacking_notes, prepare, resolve
+from ranklens.fusion.combine import Fused, check_method, lacking_notes, prepare, resolve
 from ranklens.fusion.methods import METHODS
 
 __all__ = ["optimise", "weight_grid"]
@@ -57,7 +57,7 @@ def optimise(
     >>> b = Run.from_dict({"q1": {"d2": 2.0, "d1": 1.0}}, name="b")
     >>> best = optimise([a, b], {"q1": {"d2": 1}}, "wsum", metric="P@1", step=0.5)
     >>> best.weights, best.optimisation["value"]
-    ((0.0, 1.0), 1.0)
+    ((0.5, 0.5), 1.0)
     """
     from ranklens.engine import Evaluator
 
@@ -70,6 +70,7 @@ def optimise(
     label = name or method
     trials: list[dict[str, Any]] = []
     best: tuple[float, np.ndarray, dict[str, float]] | None = None
+    candidates: list[tuple[np.ndarray, dict[str, float]]]
     if spec.weighted:
         candidates = [(np.asarray(w), {}) for w in weight_grid(len(runs), step)]
     else:
