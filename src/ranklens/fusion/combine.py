@@ -1,0 +1,162 @@
+"""``fuse``: normalise runs and combine them into one run (the engine of ``ranklens fuse``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ranklens.data import Run
+from ranklens.errors import InputError
+from ranklens.fusion.align import Aligned, align, rank_within
+from ranklens.fusion.methods import METHODS, Frame, Method
+from ranklens.fusion.normalise import check_norm, normalise
+
+__all__ = ["Fused", "Prepared", "check_method", "fuse", "prepare", "resolve"]
+
+
+@dataclass(frozen=True)
+class Fused:
+    """A fused run and how it was made.
+
+    Attributes:
+        run: the fused run (every document any run retrieved for a query).
+        method, norm: the method and normalisation (canonical names).
+        weights: the weights used (None for an unweighted method).
+        params: the method's parameters used.
+        notes: what the caller should know (queries some runs lacked, defaults assumed).
+        optimisation: with ``--optimise``, the metric and the best value on the training qrels.
+    """
+
+    run: Run
+    method: str
+    norm: str | None
+    weights: tuple[float, ...] | None
+    params: dict[str, float]
+    notes: tuple[str, ...] = ()
+    optimisation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """Runs aligned and normalised once, ready to be fused with any weights and parameters."""
+
+    aligned: Aligned
+    frame: Frame
+    norm: str | None
+
+    def combine(self, method: str, weights: np.ndarray, params: Mapping[str, float]) -> np.ndarray:
+        return METHODS[method].apply(self.frame, weights, params)
+
+
+def check_method(name: str) -> Method:
+    """The :class:`Method` called ``name`` (a one-line :class:`InputError` naming the choices otherwise)."""
+    if name not in METHODS:
+        from ranklens.errors import did_you_mean
+
+        raise InputError(f"unknown fusion method {name!r}{did_you_mean(name, list(METHODS))} (one of: {', '.join(METHODS)})")
+    return METHODS[name]
+
+
+def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
+    """Align ``runs`` on their candidates and normalise their scores (see :func:`fuse`)."""
+    if len(runs) < 2:
+        raise InputError(f"fusion needs at least two runs, got {len(runs)}")
+    canonical = check_norm(norm)
+    aligned = align(runs)
+    bounds = aligned.bounds
+    scores = aligned.scores
+    if canonical is not None:
+        scores = normalise(scores, bounds, rank_within(aligned.query, aligned.doc, scores), canonical)
+    present = ~np.isnan(scores)
+    sizes = np.diff(bounds)
+    retrieved = np.repeat(np.add.reduceat(present, bounds[:-1], axis=0), sizes, axis=0).astype(np.float64)
+    frame = Frame(
+        scores=scores,
+        ranks=rank_within(aligned.query, aligned.doc, scores),
+        candidates=np.repeat(sizes, sizes).astype(np.float64),
+        retrieved=retrieved,
+        bounds=bounds,
+    )
+    return Prepared(aligned, frame, canonical)
+
+
+def resolve(
+    method: str, nruns: int, weights: Sequence[float] | None, params: Mapping[str, float] | None
+) -> tuple[np.ndarray, dict[str, float], list[str]]:
+    """Check ``weights`` and ``params`` against ``method``; fill defaults. Returns weights, params, notes."""
+    spec = check_method(method)
+    notes: list[str] = []
+    given = dict(params or {})
+    unknown = sorted(set(given) - set(spec.params))
+    if unknown:
+        known = ", ".join(spec.params) or "none"
+        raise InputError(f"{method} takes no parameter {unknown[0]!r} (its parameters: {known})")
+    resolved: dict[str, float] = {}
+    for key, default in spec.params.items():
+        if key in given:
+            resolved[key] = float(given[key])
+        elif default is None:
+            raise InputError(f"{method} needs the parameter {key} (--param {key}=VALUE, or --optimise with --qrels)")
+        else:
+            resolved[key] = float(default)
+    if weights is None:
+        w = np.ones(nruns) if not spec.weighted else np.full(nruns, 1.0 / nruns)
+        if spec.weighted:
+            notes.append(f"{method}: no weights given; each run weighs 1/{nruns}")
+    else:
+        if not spec.weighted:
+            raise InputError(f"{method} takes no weights (weighted methods: {', '.join(n for n, m in METHODS.items() if m.weighted)})")
+        if len(weights) != nruns:
+            raise InputError(f"{len(weights)} weight{'s' if len(weights) != 1 else ''} for {nruns} runs; give one weight per run")
+        w = np.asarray(weights, dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise InputError(f"weights must be finite numbers, got {list(weights)}")
+    return w, resolved, notes
+
+
+def lacking_notes(aligned: Aligned) -> list[str]:
+    """One note per run that lacks some of the union's queries (it contributes nothing to those)."""
+    total = aligned.num_queries
+    return [
+        f"run {name!r} has no results for {n} of the {total} queries; fused over the union of the runs' queries"
+        for name, n in zip(aligned.names, aligned.lacking)
+        if n
+    ]
+
+
+def fuse(
+    runs: Sequence[Run],
+    method: str,
+    *,
+    norm: str | None = "min-max",
+    weights: Sequence[float] | None = None,
+    params: Mapping[str, float] | None = None,
+    name: str | None = None,
+) -> Fused:
+    """Fuse ``runs`` into one run: normalise each run's scores per query, then combine them.
+
+    Method and normalisation names are ranx's (see :mod:`ranklens.fusion.methods` and
+    :mod:`ranklens.fusion.normalise`); the default normalisation is ranx's (``min-max``). Runs over different
+    query sets are fused over the union (a run contributes nothing to a query it lacks; a note says so).
+
+    >>> a = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0}}, name="a")
+    >>> b = Run.from_dict({"q1": {"d2": 9.0, "d3": 1.0}}, name="b")
+    >>> fuse([a, b], "rrf", params={"k": 60}).run.to_dict()["q1"]["d2"] == 1 / 62 + 1 / 61
+    True
+    """
+    check_method(method)
+    w, resolved, notes = resolve(method, len(runs), weights, params)
+    prepared = prepare(runs, norm)
+    score = prepared.combine(method, w, resolved)
+    notes = lacking_notes(prepared.aligned) + notes
+    return Fused(
+        run=prepared.aligned.to_run(score, name or method),
+        method=method,
+        norm=prepared.norm,
+        weights=tuple(float(x) for x in w) if METHODS[method].weighted else None,
+        params=resolved,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,129 @@
+"""Score normalisations, per run and query, as ranx 0.3.21 defines them (names as ranx spells them).
+
+Each works on the ``candidates × runs`` matrix of :class:`ranklens.fusion.align.Aligned` (NaN: not
+retrieved) for all queries at once. With ``n`` the documents a run retrieved for a query and ``i`` a
+document's 0-based rank in it (score descending, ties by document id descending):
+
+- ``min-max``: (s − min) / max(max − min, 1e-9); ``min-max-inverted``: (max − s) / the same
+- ``max``: s / max(max, 1e-9)  (so a query whose scores are all negative is divided by 1e-9, as in ranx)
+- ``sum``: (s − min) / max(Σs − n·min, 1e-9)
+- ``zmuv``: (s − mean) / max(σ, 1e-9), σ the population standard deviation
+- ``rank``: 1 − i/n
+- ``borda``: 1 − i/c for retrieved documents, 0.5 − (n − 1)/(2c) for the other candidates, c the number of
+  documents any run retrieved for the query (so after it every run scores every candidate)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ranklens.errors import InputError
+
+__all__ = ["NORMALISATIONS", "check_norm", "normalise"]
+
+_FLOOR = 1e-9
+
+
+def _stats(scores: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per query (rows of ``starts``) and run: count, sum, min, max of the present scores."""
+    present = ~np.isnan(scores)
+    count = np.add.reduceat(present, starts, axis=0).astype(np.float64)
+    total = np.add.reduceat(np.where(present, scores, 0.0), starts, axis=0)
+    low = np.fmin.reduceat(scores, starts, axis=0)
+    high = np.fmax.reduceat(scores, starts, axis=0)
+    return count, total, low, high
+
+
+def _spread(per_query: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    return np.repeat(per_query, sizes, axis=0)
+
+
+def _min_max(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    _, _, low, high = (_spread(x, sizes) for x in _stats(scores, starts))
+    return (scores - low) / np.maximum(high - low, _FLOOR)
+
+
+def _min_max_inverted(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    _, _, low, high = (_spread(x, sizes) for x in _stats(scores, starts))
+    return (high - scores) / np.maximum(high - low, _FLOOR)
+
+
+def _max(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    high = _spread(_stats(scores, starts)[3], sizes)
+    return scores / np.maximum(high, _FLOOR)
+
+
+def _sum(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    count, total, low, _ = (_spread(x, sizes) for x in _stats(scores, starts))
+    return (scores - low) / np.maximum(total - low * count, _FLOOR)
+
+
+def _zmuv(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    count, total, _, _ = _stats(scores, starts)
+    mean = _spread(total / np.maximum(count, 1.0), sizes)
+    deviation = np.where(np.isnan(scores), 0.0, scores - mean)
+    std = np.sqrt(np.add.reduceat(deviation * deviation, starts, axis=0) / np.maximum(count, 1.0))
+    return (scores - mean) / np.maximum(_spread(std, sizes), _FLOOR)
+
+
+def _rank(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    count = _spread(_stats(scores, starts)[0], sizes)
+    return 1.0 - (ranks - 1.0) / count
+
+
+def _borda(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    count = _spread(_stats(scores, starts)[0], sizes)
+    candidates = np.repeat(sizes, sizes).astype(np.float64)[:, None]
+    unranked = 0.5 - (count - 1.0) / (2.0 * candidates)
+    return np.where(np.isnan(scores), unranked, 1.0 - (ranks - 1.0) / candidates)
+
+
+_Norm = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+#: normalisation name (as ranx spells it) → function; ``min_max`` and ``min_max_inverted`` are accepted too
+NORMALISATIONS: dict[str, _Norm] = {
+    "min-max": _min_max,
+    "min-max-inverted": _min_max_inverted,
+    "max": _max,
+    "sum": _sum,
+    "zmuv": _zmuv,
+    "rank": _rank,
+    "borda": _borda,
+}
+
+
+def check_norm(name: str | None) -> str | None:
+    """The canonical name of normalisation ``name`` (None or ``none``: no normalisation).
+
+    >>> check_norm("min_max"), check_norm("none")
+    ('min-max', None)
+    """
+    if name is None or name == "none":
+        return None
+    canonical = name.replace("_", "-")
+    if canonical not in NORMALISATIONS:
+        from ranklens.errors import did_you_mean
+
+        raise InputError(
+            f"unknown normalisation {name!r}{did_you_mean(name, list(NORMALISATIONS))} "
+            f"(one of: {', '.join(NORMALISATIONS)}, none)"
+        )
+    return canonical
+
+
+def normalise(scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: str | None) -> np.ndarray:
+    """Normalise every run's scores per query; ``bounds`` as :attr:`Aligned.bounds`, ``ranks`` as
+    :func:`ranklens.fusion.align.rank_within`.
+
+    >>> s = np.array([[3.0], [1.0], [np.nan]])
+    >>> normalise(s, np.array([0, 3]), np.array([[1.0], [2.0], [np.nan]]), "min-max").tolist()
+    [[1.0], [0.0], [nan]]
+    """
+    canonical = check_norm(name)
+    if canonical is None or scores.shape[0] == 0:
+        return scores
+    starts = bounds[:-1]
+    sizes = np.diff(bounds)
+    return NORMALISATIONS[canonical](scores, starts, sizes, ranks)
