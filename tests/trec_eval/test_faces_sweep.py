@@ -116,13 +116,16 @@ def test_api_eval_and_trec_eval_agree(collection: tuple[Path, Path, Path], missi
 def test_compiled_path_agrees(tmp_path: Path) -> None:
     """eval's compiled path (default policy, its measures, no negative label) against trec-eval and the API."""
     from ranklens.engine.policy import EvalPolicy
-    from ranklens.evaluation import _express
+    from ranklens.evaluation import compiled_results
 
     full, present, run = _collection(tmp_path)
     for f in (full, present):
         f.write_text(f.read_text().replace(" -1\n", " 0\n"))
     names = ("map", "ndcg_cut.5,10", "P.5,10", "recip_rank", "recall.5,100", "ndcg")
-    assert _express(str(full), [(None, str(run))], list(names), EvalPolicy(), None) is not None
+    from ranklens.measures import parse_many
+
+    why: list[str] = []
+    assert compiled_results(str(full), [(None, str(run))], parse_many(list(names)), EvalPolicy(), None, why) is not None, why
     te = CliRunner().invoke(cli, ["trec-eval", "-q", *(x for n in names for x in ("-m", n)), str(present), str(run)])
     theirs = _printed(te.stdout)
     columns = _columns(names, 1)

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ranklens.data._arrow import read_lent
+from ranklens.data.columns import QRELS  # noqa: F401 (the doctests use it)
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     Columns,

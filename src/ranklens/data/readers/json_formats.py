@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ranklens.data._arrow import from_numpy, read_lent
-from ranklens.data.columns import ambiguous_keys
+from ranklens.data.columns import RUN, ambiguous_keys  # noqa: F401 (RUN: the doctests use it)
 from ranklens.data.qrels import Qrels
 from ranklens.data.readers import (
     Columns,
