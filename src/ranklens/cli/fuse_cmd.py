@@ -45,7 +45,7 @@ def _params(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The fused run (TREC unless the extension says otherwise; - for standard output).")
 @click.option("--tag", help="The fused run's tag. Default: the method's name.")
 @click.option("--run-format", help="Format of the input runs (default: from the extension).")
-@click.option("--format", "-f", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True, help="Format of the summary.")
+@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True, help="Format of the summary.")
 @name_option
 def command(
     runs: tuple[str, ...], method: str, norm: str, weights: list[float] | None, params: dict[str, float],
