@@ -13,6 +13,9 @@ one), ``compare``, ``gate`` and :func:`ranklens.evaluation.evaluate_files` all c
   query) is a late decline, said the same way.
 * ``reference``: the numpy engine (:class:`~ranklens.engine.evaluator.Evaluator`); it takes everything.
 * ``spark``: chosen only when asked (``--engine spark``), imported on use.
+* ``duckdb``: chosen only when asked (``--engine duckdb``); it declares what the one SQL formulation
+  expresses (:data:`ranklens.sql.SQL_MEASURES`, :data:`ranklens.sql.POLICY`) and declines the rest with the
+  reason, an :class:`InputError` (exit 2): asked for by name, it never falls back to another engine.
 
 ``RANKLENS_BACKEND=reference|compiled`` forces one; forcing one that declines is an :class:`InputError`
 (exit 2) saying why. ``RANKLENS_DEBUG=1`` writes one line to standard error saying which backend ran and why.
@@ -40,13 +43,19 @@ if TYPE_CHECKING:  # (annotations only: the express form of `ranklens eval` impo
 
     T = TypeVar("T")
 
-__all__ = ["BACKENDS", "ENV", "Choice", "choose_backend", "compiled_declines", "debug_note", "forced", "run_compiled"]
+__all__ = [
+    "BACKENDS", "ENGINES", "ENV", "Choice", "choose_backend", "compiled_declines", "debug_note", "duckdb_declines", "forced",
+    "run_compiled",
+]
 
 #: the environment variable that forces a backend
 ENV = "RANKLENS_BACKEND"
 
 #: the backends a user may force, in the order the dispatcher tries them
 BACKENDS = ("compiled", "reference")
+
+#: the engines a command may ask for by name (``--engine``)
+ENGINES = ("memory", "spark", "duckdb")
 
 
 class Choice:
@@ -103,6 +112,24 @@ def compiled_declines(
     return reason
 
 
+def duckdb_declines(measures: Sequence[object], policy: object) -> str | None:
+    """Why the DuckDB provider does not take these measures and policy (None: it takes them): its
+    availability, then what the SQL formulation expresses.
+
+    >>> from ranklens.measures import parse_many
+    >>> duckdb_declines(parse_many(["ERR@10"]), None)  # doctest: +ELLIPSIS
+    'ERR@10: the SQL formulation expresses nDCG, DCG, P, R, AP, RR, Success, Rprec, Judged only'
+    """
+    import importlib.util
+
+    from ranklens import sql
+
+    reason = sql.measures_declined(measures) or sql.policy_declined(policy)  # type: ignore[arg-type]
+    if reason is None and importlib.util.find_spec("duckdb") is None:
+        reason = "duckdb is not installed: pip install 'ranklens[duckdb]'"
+    return reason
+
+
 def choose_backend(
     measures: Sequence[object],
     policy: object,
@@ -115,7 +142,8 @@ def choose_backend(
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
-    first provider of :data:`BACKENDS` that does not decline (``RANKLENS_BACKEND`` forces one). ``note``:
+    first provider of :data:`BACKENDS` that does not decline (``RANKLENS_BACKEND`` forces one); DuckDB when
+    ``engine="duckdb"`` and it takes the measures and policy (else an :class:`InputError` with its reason). ``note``:
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
     one may still decline while reading: :func:`run_compiled` writes its note).
 
@@ -123,10 +151,16 @@ def choose_backend(
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
     """
     want = forced()
-    if engine == "spark":
+    if engine not in ENGINES:
+        raise InputError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+    if engine in ("spark", "duckdb"):
         if want is not None:
-            raise InputError(f"{ENV}={want} and --engine spark ask for two backends; choose one")
-        choice = Choice("spark", "asked for (engine='spark')")
+            raise InputError(f"{ENV}={want} and --engine {engine} ask for two backends; choose one")
+        if engine == "duckdb":
+            reason = duckdb_declines(measures, policy)
+            if reason is not None:
+                raise InputError(f"--engine duckdb declines: {reason}")
+        choice = Choice(engine, f"asked for (engine={engine!r})")
     elif want == "reference":
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:

@@ -86,6 +86,8 @@ def evaluate_files(
     stream: bool | None = None,
     progress: ProgressHook | None = None,
     on_note: NoteHook | None = None,
+    engine: str = "memory",
+    memory_limit: str | None = None,
 ) -> FileEvaluation:
     """Evaluate run files against qrels, as ``ranklens eval`` does.
 
@@ -101,6 +103,8 @@ def evaluate_files(
             ``True`` streams or fails; ``False`` reads whole.
         progress: a progress display hook (:data:`ProgressHook`).
         on_note: called with every note as soon as it is known (they are also returned).
+        engine: ``"memory"`` (the dispatcher's choice of the compiled or the reference backend) or
+            ``"duckdb"`` (:mod:`ranklens.duckdb`, ``memory_limit`` its limit); the same Results and notes.
 
     Raises:
         NotGroupedError: ``stream=True`` and a run's queries are interleaved.
@@ -121,9 +125,21 @@ def evaluate_files(
     try:
         wanted = parse_many(measures, rel_level=policy.rel_level)
     except RanklensError:  # (no backend then: the reference parses them again and says what is wrong)
+        if engine != "memory":
+            raise
         wanted = []
     paths = [path for _, path in named]
-    choice = choose_backend(wanted, policy, qrels, paths, stream=stream)
+    choice = choose_backend(wanted, policy, qrels, paths, stream=stream, engine=engine)
+    if choice.name == "duckdb":
+        from ranklens.duckdb.files import evaluate_run_paths
+
+        heard: list[str] = []
+        found = evaluate_run_paths(
+            qrels, paths, wanted, policy, memory_limit=memory_limit, on_note=lambda n: _said(n, heard, on_note)
+        )
+        for (_, path), res in zip(named, found):
+            pass_notes(path, res, heard, on_note)
+        return FileEvaluation(label_runs(named, found), heard, [])
     compiled = run_compiled(choice, lambda why: compiled_results(qrels, named, wanted, policy, progress, why))
     if compiled is not None:
         quick, not_grouped = compiled
@@ -140,6 +156,12 @@ def evaluate_files(
         pass_notes(path, res, notes, on_note)
         results.append(res)
     return FileEvaluation(label_runs(named, results), notes, read_whole)
+
+
+def _said(note: str, notes: list[str], on_note: NoteHook | None) -> None:
+    notes.append(note)
+    if on_note:
+        on_note(note)
 
 
 def compiled_results(
@@ -308,6 +330,7 @@ def evaluate_systems(
     on_note: NoteHook | None = None,
     engine: str = "memory",
     spark_master: str = "local[2]",
+    memory_limit: str | None = None,
 ) -> Systems:
     """The systems of ``ranklens compare``: every ``(given name or None, path)`` of ``runs`` is a run file
     (evaluated here) or saved results (``eval --per-query -f json|parquet``; a file of several runs gives
@@ -316,7 +339,9 @@ def evaluate_systems(
     ``on_note`` (the runs' notes stay in their Results).
 
     ``engine="spark"`` evaluates the run files on Spark (:func:`ranklens.spark.files.evaluate_run_paths`,
-    master ``spark_master``): the same Results, so the same comparison; saved results pass through as ever."""
+    master ``spark_master``): the same Results, so the same comparison; saved results pass through as ever.
+    ``engine="duckdb"`` evaluates them on DuckDB (:func:`ranklens.duckdb.files.evaluate_run_paths`, its memory
+    limit ``memory_limit``)."""
     from ranklens.comparison import evaluation_measures
     from ranklens.data.names import unique_names
     from ranklens.engine.evaluator import Evaluator
@@ -337,8 +362,6 @@ def evaluate_systems(
                     )
             saved[i] = found
     wanted = _compare_measures(measures, [r for found in saved.values() for r in found], default_measures)
-    if engine not in ("memory", "spark"):
-        raise InputError(f"engine must be 'memory' or 'spark'; got {engine!r}")
     evaluated = evaluation_measures(parse_many(wanted, rel_level=policy.rel_level)) if len(saved) < len(runs) else []
     evaluator = None
     on_spark: dict[int, Any] = {}
@@ -351,6 +374,11 @@ def evaluate_systems(
             from ranklens.spark.files import evaluate_run_paths
 
             found = evaluate_run_paths(qrels, [runs[i][1] for i in todo], evaluated, policy, master=spark_master)
+            on_spark = dict(zip(todo, found))
+        if choice.name == "duckdb":
+            from ranklens.duckdb.files import evaluate_run_paths as on_duckdb
+
+            found = on_duckdb(qrels, [runs[i][1] for i in todo], evaluated, policy, memory_limit=memory_limit, on_note=on_note)
             on_spark = dict(zip(todo, found))
         compiled = run_compiled(choice, lambda why: compiled_results(qrels, [runs[i] for i in todo], evaluated, policy, progress, why))
         on_spark.update(zip(todo, compiled[0] if compiled else ()))  # (the compiled backend's Results, as Spark's)

@@ -281,26 +281,38 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
 
 
 def engine_options(func: F) -> F:
-    """``--engine memory|spark`` and ``--spark-master URL``, passed to the command as ``engine`` and
-    ``spark_master`` (``eval``, ``compare``, ``gate``: the same numbers on either engine). ``--engine spark``
-    without pyspark prints the one-line install hint and exits 2 before the command runs."""
+    """``--engine memory|spark|duckdb``, ``--spark-master URL`` and ``--memory-limit SIZE``, passed to the
+    command as ``engine``, ``spark_master`` and ``memory_limit`` (``eval``, ``compare``, ``gate``: the same
+    numbers on every engine). ``--engine spark`` without pyspark, or ``--engine duckdb`` without duckdb, prints
+    the one-line install hint and exits 2 before the command runs."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, engine: str = "memory", **kwargs: Any) -> Any:
-        if engine == "spark":
-            import importlib.util
+    def wrapper(*args: Any, engine: str = "memory", memory_limit: str | None = None, **kwargs: Any) -> Any:
+        import importlib.util
 
-            if importlib.util.find_spec("pyspark") is None:
-                click.echo("--engine spark needs pyspark: pip install 'ranklens[spark]'", err=True)
-                raise SystemExit(2)
-        return func(*args, engine=engine, **kwargs)
+        if engine == "spark" and importlib.util.find_spec("pyspark") is None:
+            click.echo("--engine spark needs pyspark: pip install 'ranklens[spark]'", err=True)
+            raise SystemExit(2)
+        if engine == "duckdb" and importlib.util.find_spec("duckdb") is None:
+            click.echo("--engine duckdb needs duckdb: pip install 'ranklens[duckdb]'", err=True)
+            raise SystemExit(2)
+        if memory_limit is not None and engine != "duckdb":
+            from ranklens.errors import InputError
+
+            raise InputError("--memory-limit bounds DuckDB's memory: use it with --engine duckdb")
+        return func(*args, engine=engine, memory_limit=memory_limit, **kwargs)
 
     wrapper = click.option(
         "--spark-master", default="local[2]", show_default=True, help="Spark master URL for --engine spark."
     )(wrapper)
     wrapper = click.option(
-        "--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
-        help="memory, or spark: evaluate on Apache Spark (pip install 'ranklens[spark]'), same numbers.",
+        "--memory-limit", metavar="SIZE", default=None,
+        help="With --engine duckdb: DuckDB's memory limit (512MB, 4GB), spilling to disk beyond it.",
+    )(wrapper)
+    wrapper = click.option(
+        "--engine", type=click.Choice(["memory", "spark", "duckdb"]), default="memory", show_default=True,
+        help="memory; spark: evaluate on Apache Spark (pip install 'ranklens[spark]'); duckdb: on DuckDB "
+        "(pip install 'ranklens[duckdb]'); the same numbers.",
     )(wrapper)
     return wrapper  # type: ignore[return-value]
 

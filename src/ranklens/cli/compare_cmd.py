@@ -145,6 +145,7 @@ def command(
     quiet: bool,
     engine: str,
     spark_master: str,
+    memory_limit: str | None,
     policy: EvalPolicy,
 ) -> None:
     """Compare RUNs against QRELS with paired significance tests over queries.
@@ -161,6 +162,7 @@ def command(
       ranklens compare qrels.txt a.run b.run c.run --test tukey -f latex
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
       ranklens compare qrels.parquet a.parquet b.parquet --engine spark
+      ranklens compare qrels.parquet runs/a/ runs/b/ --engine duckdb --memory-limit 4GB
     """
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import status, wanted
@@ -177,6 +179,7 @@ def command(
     labels, systems, paths, asked = evaluate_systems(
         qrels, named, measures, policy, default_measures=DEFAULT_MEASURES, progress=progress_hook(show),
         on_note=None if quiet else echo_note, engine=engine, spark_master=spark_master,
+        memory_limit=memory_limit,
     )
     base = resolve_baseline(baseline, paths, labels)
     with status(f"comparing {len(labels)} systems", enabled=show):

@@ -102,6 +102,7 @@ def command(
     quiet: bool,
     engine: str,
     spark_master: str,
+    memory_limit: str | None,
     policy: EvalPolicy,
 ) -> None:
     """Check RUN against quality rules: exit 0 when every rule holds, 1 when one fails, 2 on bad input.
@@ -164,7 +165,7 @@ def command(
     )
     on = functools.partial(
         gate_results, progress=progress_hook(show), engine=engine, spark_master=spark_master, qrels_path=qrels,
-        policy=policy,
+        policy=policy, memory_limit=memory_limit,
     )
     res = on(evaluator, run)
     base_res = on(evaluator, baseline) if baseline else None

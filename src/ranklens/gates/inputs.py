@@ -25,6 +25,7 @@ def gate_results(
     spark_master: str = "local[2]",
     qrels_path: str | None = None,
     policy: Any = None,
+    memory_limit: str | None = None,
 ) -> Results:
     """The Results of the run at ``path`` (read whole, with the run format and columns of
     ``evaluator.policy``) or of the saved results there (:func:`saved_as_run`). A run that answers no qrels
@@ -33,7 +34,7 @@ def gate_results(
 
     ``engine="spark"`` evaluates a run file on Spark (master ``spark_master``) against the qrels file
     ``qrels_path`` read with ``policy`` (its formats and column maps): the same Results as the in-memory
-    engine's. Saved results are fitted to ``evaluator``'s qrels either way. Which backend evaluates a run
+    engine's; ``engine="duckdb"`` on DuckDB (``memory_limit`` its limit). Saved results are fitted to ``evaluator``'s qrels either way. Which backend evaluates a run
     file is :func:`ranklens.backends.choose_backend`'s choice, as for ``eval`` (the compiled one needs
     ``qrels_path`` and a policy it declares: the gate's default ``missing="zero"`` is not one)."""
     from ranklens.data.io import read_run
@@ -55,6 +56,13 @@ def gate_results(
         (res,) = evaluate_run_paths(
             qrels_path, [path], list(evaluator.measures), policy, master=spark_master, require_shared=True
         )
+        return res
+    if choice.name == "duckdb":
+        from ranklens.duckdb.files import evaluate_run_paths as on_duckdb
+
+        if qrels_path is None:
+            raise InputError("engine='duckdb' needs qrels_path (the qrels file DuckDB reads)")
+        (res,) = on_duckdb(qrels_path, [path], list(evaluator.measures), policy, memory_limit=memory_limit, require_shared=True)
         return res
     from ranklens.evaluation import compiled_results
 

@@ -14,7 +14,7 @@ min(k, retrieved), 0 when none is retrieved. Queries of the qrels absent from th
 
 Portability: every number is written as a DOUBLE (``CAST(1 AS DOUBLE)``: Spark reads ``1.0`` as a DECIMAL
 and rounds the values to its scale), every division is between DOUBLEs (PostgreSQL divides integers as
-integers), and the discount is ``LOG(2, x)`` (sqlglot writes each dialect's spelling).
+integers), and the discount is ``LOG2(x)`` (sqlglot writes each dialect's spelling: ``LOG(2, x)``, ``LOG(x, 2)``).
 
 >>> from ranklens.measures import parse_many
 >>> text = per_query_sql(parse_many(["P@2"]), run_table="r", qrels_table="q")
@@ -184,7 +184,7 @@ def per_query_sql(
         cols.append(f"qq.big_r{i} AS big_r{i}")
     ctes.append(f"ranked AS (SELECT {', '.join(cols)} FROM ranked1 JOIN qq ON ranked1.query_id = qq.query_id)")
 
-    disc = f"LOG({_d(2)}, CAST(rnk AS DOUBLE) + {_d(1)})"
+    disc = f"LOG2(CAST(rnk AS DOUBLE) + {_d(1)})"
     row_aggs = ["COUNT(*) AS n_ranked"]
     ideal_aggs: list[str] = []
     finals: list[str] = []
@@ -199,7 +199,7 @@ def per_query_sql(
                 finals.append(f"{dcg} AS m{j}")
                 continue
             itop = f"irank <= {k}" if k is not None else "1 = 1"
-            idisc = f"LOG({_d(2)}, CAST(irank AS DOUBLE) + {_d(1)})"
+            idisc = f"LOG2(CAST(irank AS DOUBLE) + {_d(1)})"
             ideal_aggs.append(f"SUM(CASE WHEN {itop} THEN ({_gain('label', m.get('gain'))}) / {idisc} ELSE {_d(0)} END) AS idcg{j}")
             idcg = f"COALESCE(ig.idcg{j}, {_d(0)})"
             finals.append(f"CASE WHEN {idcg} > {_d(0)} THEN {dcg} / {idcg} ELSE {_d(0)} END AS m{j}")
