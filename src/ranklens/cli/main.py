@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "trec-eval": ("ranklens.cli.trec_eval_cmd", "command", "Drop-in replacement for trec_eval 10.0."),
     "explain": ("ranklens.cli.explain_cmd", "command", "Show the worked computation of a measure for one query."),
     "measures": ("ranklens.cli.measures_cmd", "command", "List every measure and its parameters."),
+    "sql": ("ranklens.cli.sql_cmd", "command", "Print the SQL of nDCG, AP, P, R, RR… for DuckDB, Spark, BigQuery, Snowflake, PostgreSQL, Trino."),
     "fuse": ("ranklens.cli.fuse_cmd", "command", "Fuse runs (RRF, CombSUM, wsum … as ranx); weights optimised on training qrels."),
     "compare": ("ranklens.cli.compare_cmd", "command", "Compare systems with paired significance tests."),
     "robustness": ("ranklens.cli.robustness_cmd", "command", "Does a comparison's conclusion survive every evaluation choice? (multiverse)"),
