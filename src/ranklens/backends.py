@@ -103,6 +103,12 @@ def compiled_declines(
         reason = f"stream={stream} asked for (the compiled pass chooses how it reads)"
     if reason is None and not isinstance(qrels, str):
         reason = f"qrels given as {type(qrels).__name__}, not a file path"
+    if reason is None:
+        from ranklens.data.datasets import is_dataset
+
+        named = next((p for p in (qrels, *runs) if isinstance(p, str) and p != "-" and is_dataset(p)), None)
+        if named is not None:
+            reason = f"{named} is a Parquet dataset (a directory or a glob); the compiled pass reads one file"
     if reason is None and not runs:
         reason = "no run file"
     if reason is None:

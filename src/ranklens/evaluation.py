@@ -231,6 +231,15 @@ def evaluate_run_file(
             run = read_run(path, format=run_format, columns=columns)
         with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
             return evaluator(run, warn=False)
+    from ranklens.data.datasets import is_dataset
+
+    if is_dataset(path):  # a directory of Parquet parts or a glob: read whole (its parts, in order)
+        if stream:
+            raise InputError(f"{path}: streaming reads one file; a Parquet dataset is read whole (use --no-stream)")
+        with hook(f"reading {path}", None):
+            run = read_run(path, format=run_format, columns=columns)
+        with hook(f"evaluating {run.name} ({len(run):,} rows)", None):
+            return evaluator(run, warn=False)
     fmt, size = stat_run(path, run_format)  # (a symlink loop or a missing file: a FormatError naming it)
     # streaming reads trec_eval's 6 columns; 5-column and MS MARCO runs are read whole (docs/inputs.md)
     width = run_columns_of(path, run_format) if fmt == "trec" and stream is not False else 6

@@ -32,8 +32,8 @@ class CompareCommand(MeasureArgsCommand):
 
 
 @click.command(cls=CompareCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-m",
     "--measure",

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 @click.command(cls=MeasureArgsCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("qrels", type=click.Path())
+@click.argument("runs", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option(
     "-m",
     "--measure",

@@ -29,8 +29,8 @@ __all__ = ["command"]
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("run", type=click.Path())
 @click.option(
     "--min",
     "mins",

@@ -22,7 +22,7 @@ import os
 
 from ranklens.errors import FormatError
 
-__all__ = ["dataset_files", "hive_root", "is_dataset", "is_glob"]
+__all__ = ["dataset_files", "dataset_name", "hive_root", "is_dataset", "is_glob"]
 
 _GLOB = ("*", "?", "[")
 
@@ -33,8 +33,11 @@ def is_glob(path: str) -> bool:
 
 
 def is_dataset(path: str) -> bool:
-    """Whether ``path`` names a dataset (a directory or a glob) rather than one file."""
-    return os.path.isdir(path) or is_glob(path)
+    """Whether ``path`` names a dataset (a directory holding a data file, or a glob) rather than one file (a
+    directory with no data file is not one: reading it says "expected a file, got a directory")."""
+    if os.path.isdir(path):
+        return any(_part(n) for root, dirs, names in os.walk(path) for n in names)
+    return is_glob(path)
 
 
 def _part(name: str) -> bool:
@@ -69,3 +72,15 @@ def hive_root(path: str) -> str:
         return path
     head = path[: min(path.index(c) for c in _GLOB if c in path)]
     return os.path.dirname(head) or "."
+
+
+def dataset_name(path: str) -> str:
+    """A run dataset's name (it has no TREC tag): its directory's, or the directory before a glob's first
+    wildcard.
+
+    >>> dataset_name("runs/bm25/"), dataset_name("runs/bm25/day=*/*.parquet")
+    ('bm25', 'bm25')
+    """
+    from ranklens.data.names import run_name_of
+
+    return run_name_of(hive_root(path).rstrip("/" + os.sep) or path)

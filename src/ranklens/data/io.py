@@ -147,6 +147,8 @@ def read_qrels(
         _refuse_coercions(source, kind, columns)
         return _reader("frames").qrels_from_object(source, columns, labels=labels)
     mapping = column_roles(columns, QRELS, _display(source))
+    if _dataset(source, format):
+        return to_qrels(_reader("parquet").read_parquet_dataset(_display(source), kind, mapping=mapping), _display(source), labels)
     display, fmt, data = _load(source, format)
     parsed = _parse(data, fmt, display, kind, forced=format is not None, mapping=mapping)
     del data  # the parsed columns own their bytes: free the file's before building (issue 12: peak memory)
@@ -197,6 +199,12 @@ def _read_run(source: PathLike | object, format: str | None, name: str | None, c
         _refuse_coercions(source, RUN, columns)
         return _reader("frames").run_from_object(source, name=name, columns=columns)
     mapping = column_roles(columns, RUN, _display(source))
+    if _dataset(source, format):
+        display = _display(source)
+        parsed = _reader("parquet").read_parquet_dataset(display, RUN, mapping=mapping)
+        from ranklens.data.datasets import dataset_name
+
+        return to_run(parsed, display, name or dataset_name(display))
     display, fmt, data = _load(source, format, map_text=mapping is None)
     parsed = None
     if fmt in _TREC_LIKE and not isinstance(data, bytes):  # a regular uncompressed file, left open by _load:
@@ -609,6 +617,19 @@ def _parse_format(
         return _reader("json_formats").read_jsonl(data, display, kind, mapping=mapping)
     delimiter = "," if fmt == "csv" else "\t"
     return _reader("delimited").read_delimited(data, display, kind, delimiter, mapping=mapping, sniff=not forced)
+
+
+def _dataset(source: PathLike, format: str | None) -> bool:
+    """Whether ``source`` names a Parquet dataset (a directory or a glob: :mod:`ranklens.data.datasets`); one
+    given another format is a :class:`FormatError`."""
+    from ranklens.data.datasets import is_dataset
+
+    display = _display(source)
+    if display == "-" or not is_dataset(display):
+        return False
+    if format not in (None, "parquet"):
+        raise FormatError(display, f"a directory or a glob is read as a Parquet dataset, not as {format}")
+    return True
 
 
 def _display(source: PathLike) -> str:

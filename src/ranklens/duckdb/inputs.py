@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ranklens.data.columns import QRELS, RUN, column_roles, qrels_kind, rank_columns, resolve_columns
-from ranklens.data.datasets import dataset_files, is_dataset
+from ranklens.data.datasets import dataset_files, dataset_name, is_dataset
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import FormatError, InputError
 
@@ -148,5 +148,5 @@ def _parquet_input(con: Any, path: str, what: str, policy: EvalPolicy, view: str
     if what == "run":
         from ranklens.data.names import run_name_of
 
-        name = run_name_of(path.rstrip("/").rstrip(os.sep)) if not is_dataset(path) or os.path.isdir(path) else "run"
+        name = dataset_name(path) if is_dataset(path) else run_name_of(path)
     return Input(view, path, False, name, (), reread)

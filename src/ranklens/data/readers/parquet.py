@@ -24,7 +24,7 @@ from ranklens.data.readers import Columns, Kind, table_columns
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 
-__all__ = ["DEFAULT_BATCH_ROWS", "iter_parquet_blocks", "read_parquet", "write_parquet"]
+__all__ = ["DEFAULT_BATCH_ROWS", "iter_parquet_blocks", "read_parquet", "read_parquet_dataset", "write_parquet"]
 
 
 def read_parquet(
@@ -52,6 +52,45 @@ def read_parquet(
     if table.num_rows == 0:
         raise FormatError(display, "expected at least one row, got none")
     return table_columns(table, kind, display, mapping)
+
+
+def read_parquet_dataset(path: str, kind: Kind, *, mapping: Mapping[str, str] | None = None) -> Columns:
+    """Read the query, document and value columns of a Parquet dataset: a directory of parts (hive
+    partitions ``key=value/`` give columns too) or a glob, its files listed by
+    :func:`ranklens.data.datasets.dataset_files`; messages name ``path``, the "line" of a row its 1-based row
+    number in the dataset (parts in sorted order).
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from ranklens.data.readers import RUN
+    >>> root = tempfile.mkdtemp()
+    >>> for day, q in ((1, "q1"), (2, "q2")):
+    ...     os.makedirs(f"{root}/day={day}")
+    ...     pq.write_table(pa.table({"qid": [q], "docno": ["d1"], "score": [1.0]}), f"{root}/day={day}/part.parquet")
+    >>> read_parquet_dataset(root, RUN).query_id.to_pylist()
+    ['q1', 'q2']
+    """
+    import pyarrow.dataset as ds
+
+    from ranklens.data.columns import resolve_columns
+    from ranklens.data.datasets import dataset_files, hive_root
+
+    files = dataset_files(path)
+    try:
+        dataset = ds.dataset(files, format="parquet", partitioning="hive", partition_base_dir=hive_root(path))
+        names = dataset.schema.names
+        q, d, v = resolve_columns(names, kind, path, mapping=mapping)
+        needed = [names[q], names[d], names[v]]
+        for name in needed:
+            if names.count(name) > 1:
+                raise FormatError(path, f"column '{name}' appears {names.count(name)} times; give each column its own name")
+        table = dataset.to_table(columns=needed)
+    except FormatError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise _not_parquet(path, e) from None
+    if table.num_rows == 0:
+        raise FormatError(path, "expected at least one row, got none")
+    return table_columns(table, kind, path, mapping)
 
 
 def iter_parquet_blocks(
