@@ -98,3 +98,18 @@ def test_what_it_cannot_express_is_declined_with_a_reason(measure: str, reason: 
 def test_a_policy_it_does_not_express_is_declined() -> None:
     assert policy_declined(EvalPolicy(missing="zero", negative="zero", judged_only=True, max_docs=3)) is None
     assert policy_declined(EvalPolicy(empty="skip")) == "policy empty='skip': the SQL formulation takes empty=None"
+
+
+CUT_MEASURES = ["nDCG@5", "nDCG(gain=exp)@10", "DCG@3", "P@5", "R@10", "AP@5", "RR@3", "Success@3", "Judged@5", "Judged@20"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
+def test_only_cutoffs_keep_a_top_k_per_query_with_the_same_values(seed: int, policy: EvalPolicy) -> None:
+    qrels, run = sql_cases.collection(50 + seed)
+    ms = parse_many(CUT_MEASURES, rel_level=policy.rel_level)
+    text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t")
+    depth = 20 if policy.max_docs is None else min(20, policy.max_docs)
+    assert (f"WHERE rank0 <= {depth})" in text) is (not policy.judged_only)  # (-J ranks again after dropping: no cut)
+    res = Evaluator(ms, qrels, policy=policy)(run, warn=False)
+    _check(_connection(qrels, run).execute(text).fetchall(), res, ms)

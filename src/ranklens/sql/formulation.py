@@ -164,25 +164,42 @@ def per_query_sql(
         + ", ".join([f"SUM(CASE WHEN label >= {_d(0)} AND label >= {_d(t)} THEN 1 ELSE 0 END) AS big_r{i}" for i, t in enumerate(thresholds)] + ["COUNT(*) AS n_qrels"])
         + " FROM q0 GROUP BY query_id)",
         "rq AS (SELECT query_id, COUNT(*) AS n_run FROM r0 GROUP BY query_id)",
-        "ranked0 AS (SELECT r0.query_id AS query_id, "
-        f"CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, "
+        "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
         "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0 "
-        "FROM r0 JOIN qq ON r0.query_id = qq.query_id LEFT JOIN q0 ON r0.query_id = q0.query_id AND r0.doc_id = q0.doc_id)",
-        "counts AS (SELECT query_id, "
-        f"SUM(CASE WHEN rank0 > {cut} THEN 1 ELSE 0 END) AS truncated, "
-        + (f"SUM(CASE WHEN jl IS NULL AND rank0 <= {cut} THEN 1 ELSE 0 END)" if policy.judged_only else "0")
-        + " AS removed FROM ranked0 GROUP BY query_id)",
+        "FROM r0 JOIN qq ON r0.query_id = qq.query_id)",
     ]
-    kept = f"SELECT query_id, jl, rank0 FROM ranked0 WHERE rank0 <= {cut}" + (" AND jl IS NOT NULL" if policy.judged_only else "")
+    labelled = (
+        f"SELECT ranked0.query_id AS query_id, CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, rank0 FROM ranked0 "
+        "LEFT JOIN q0 ON ranked0.query_id = q0.query_id AND ranked0.doc_id = q0.doc_id"
+    )
+    counted = policy.max_docs is not None or policy.judged_only
+    if counted:  # (else nothing is cut or removed: no pass over the rows)
+        ctes.append(
+            "counts AS (SELECT query_id, "
+            f"SUM(CASE WHEN rank0 > {cut} THEN 1 ELSE 0 END) AS truncated, "
+            + (f"SUM(CASE WHEN jl IS NULL AND rank0 <= {cut} THEN 1 ELSE 0 END)" if policy.judged_only else "0")
+            + f" AS removed FROM ({labelled}) AS l GROUP BY query_id)"
+        )
+    # the depth that matters: without -J, a ranking beyond the largest cutoff changes no value when every
+    # measure has one (Rprec looks R deep): DuckDB then keeps a top k per query, and joins the labels of those
+    depths = [m.cutoff for m in measures]
+    if not policy.judged_only and all(d is not None for d in depths) and not any(m.family.name == "Rprec" for m in measures):
+        cut = min(cut, max(d for d in depths if d is not None))
+    if policy.judged_only:
+        kept = f"SELECT query_id, jl, rank0 FROM ({labelled}) AS l WHERE rank0 <= {cut} AND jl IS NOT NULL"
+    else:
+        kept = labelled.replace(" FROM ranked0 ", f" FROM (SELECT * FROM ranked0 WHERE rank0 <= {cut}) AS ranked0 ")
     rank = "ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY rank0)" if policy.judged_only else "rank0"
     ctes.append(f"ranked1 AS (SELECT query_id, jl, {rank} AS rnk FROM ({kept}) AS k)")
+    rprec = any(m.family.name == "Rprec" for m in measures)
     cum = "OVER (PARTITION BY ranked1.query_id ORDER BY rnk ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     cols = ["ranked1.query_id AS query_id", "jl", "rnk"]
     for i, t in enumerate(thresholds):
         cols.append(f"CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END AS rel{i}")
         cols.append(f"SUM(CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END) {cum} AS cum{i}")
-        cols.append(f"qq.big_r{i} AS big_r{i}")
-    ctes.append(f"ranked AS (SELECT {', '.join(cols)} FROM ranked1 JOIN qq ON ranked1.query_id = qq.query_id)")
+        cols.append(f"qq.big_r{i} AS big_r{i}" if rprec else f"0 AS big_r{i}")
+    join = " JOIN qq ON ranked1.query_id = qq.query_id" if rprec else ""  # (R per row: Rprec's depth)
+    ctes.append(f"ranked AS (SELECT {', '.join(cols)} FROM ranked1{join})")
 
     disc = f"LOG2(CAST(rnk AS DOUBLE) + {_d(1)})"
     row_aggs = ["COUNT(*) AS n_ranked"]
@@ -244,10 +261,12 @@ def per_query_sql(
     zero = "1 = 1" if policy.missing == "zero" else "1 = 0"
     select = (
         "SELECT queries.query_id AS query_id, queries.n_run AS n_run, queries.in_qrels AS in_qrels, "
-        "COALESCE(counts.truncated, 0) AS truncated, COALESCE(counts.removed, 0) AS removed, "
-        f"CASE WHEN queries.in_qrels = 1 AND (queries.n_run IS NOT NULL OR {zero}) THEN 1 ELSE 0 END AS evaluated, "
+        + ("COALESCE(counts.truncated, 0) AS truncated, COALESCE(counts.removed, 0) AS removed, " if counted else "0 AS truncated, 0 AS removed, ")
+        + f"CASE WHEN queries.in_qrels = 1 AND (queries.n_run IS NOT NULL OR {zero}) THEN 1 ELSE 0 END AS evaluated, "
         + ", ".join(finals)
-        + " FROM queries LEFT JOIN qq ON queries.query_id = qq.query_id LEFT JOIN counts ON queries.query_id = counts.query_id "
+        + " FROM queries LEFT JOIN qq ON queries.query_id = qq.query_id"
+        + (" LEFT JOIN counts ON queries.query_id = counts.query_id" if counted else "")
+        + " "
         "LEFT JOIN pr ON queries.query_id = pr.query_id LEFT JOIN ig ON queries.query_id = ig.query_id"
     )
     return "WITH " + ",\n".join(ctes) + "\n" + select
