@@ -1,0 +1,134 @@
+"""DuckDB benchmark (issue 30): N run rows as Parquet, mean nDCG@10 by a hand-written DuckDB query,
+``ranklens eval --engine duckdb``, the in-memory engine (``ranklens eval``) and a hand-written Polars query,
+each in a fresh process (imports and start-up included, as a user runs them), interleaved in rounds; every
+contender's mean must agree to 1e-9.
+
+    python -m bench.duckdb_bench --rows 2000000 --repeat 3
+
+The data is written under bench/data/duckdb_bench/ (git-ignored) and reused when its size matches. Prints a
+Markdown table (median wall seconds, ratios to the hand-written DuckDB query and the in-memory engine to
+Polars) for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data" / "duckdb_bench"
+
+HAND_SQL = """
+import sys, duckdb
+run, qrels, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false").fetchall()
+sql = f'''
+WITH r AS (SELECT query_id, doc_id, row_number() OVER (PARTITION BY query_id ORDER BY score DESC, doc_id DESC) AS rank
+           FROM read_parquet('{run}')),
+d AS (SELECT r.query_id, sum(greatest(coalesce(q.relevance, 0), 0) / log2(rank + 1)) AS dcg
+      FROM r LEFT JOIN read_parquet('{qrels}') q USING (query_id, doc_id) WHERE rank <= {k} GROUP BY r.query_id),
+i AS (SELECT query_id, sum(relevance / log2(rank + 1)) AS idcg FROM
+      (SELECT query_id, relevance, row_number() OVER (PARTITION BY query_id ORDER BY relevance DESC) AS rank
+       FROM read_parquet('{qrels}') WHERE relevance > 0) WHERE rank <= {k} GROUP BY query_id),
+e AS (SELECT DISTINCT query_id FROM read_parquet('{run}') INTERSECT SELECT DISTINCT query_id FROM read_parquet('{qrels}'))
+SELECT avg(CASE WHEN idcg > 0 THEN coalesce(dcg, 0) / idcg ELSE 0 END) FROM e LEFT JOIN d USING (query_id)
+LEFT JOIN i USING (query_id)'''
+print(repr(float(con.execute(sql).fetchall()[0][0])))
+"""
+
+POLARS = """
+import sys
+sys.path.insert(0, sys.argv[4])
+from bench.spark_bench import polars_ndcg
+print(repr(polars_ndcg(sys.argv[1], sys.argv[2], int(sys.argv[3]))))
+"""
+
+CLI = """
+import sys
+from ranklens.cli.entry import main
+sys.argv = ["ranklens", "eval", sys.argv[2], sys.argv[1], "-m", f"nDCG@{sys.argv[3]}", "-f", "tsv", "--quiet", *sys.argv[5:]]
+sys.exit(main())
+"""
+
+
+def make_inputs(rows: int, docs_per_query: int) -> tuple[str, str, int]:
+    """The run and qrels Parquet files of ``rows`` run rows (reused when present); the qrels' row count."""
+    import pyarrow.parquet as pq
+
+    folder = DATA / f"{rows}x{docs_per_query}"
+    run, qrels = folder / "run.parquet", folder / "qrels.parquet"
+    if not (run.exists() and qrels.exists()):
+        sys.path.insert(0, str(ROOT))
+        from bench.spark_bench import make_data
+
+        folder.mkdir(parents=True, exist_ok=True)
+        run_t, qrels_t = make_data(rows, docs_per_query)
+        pq.write_table(run_t, run)
+        pq.write_table(qrels_t, qrels)
+    return str(run), str(qrels), pq.ParquetFile(qrels).metadata.num_rows
+
+
+def contenders(run: str, qrels: str, k: int) -> dict[str, list[str]]:
+    py = sys.executable
+    return {
+        "DuckDB, hand-written SQL (nDCG@10 only, no checks)": [py, "-c", HAND_SQL, run, qrels, str(k)],
+        "ranklens eval --engine duckdb (checks, notes)": [py, "-c", CLI, run, qrels, str(k), str(ROOT), "--engine", "duckdb"],
+        "ranklens eval (in-memory engine)": [py, "-c", CLI, run, qrels, str(k), str(ROOT)],
+        "Polars lazy, hand-written (nDCG@10 only)": [py, "-c", POLARS, run, qrels, str(k), str(ROOT)],
+    }
+
+
+def run_once(argv: list[str]) -> tuple[float, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[2][:40]!r}… failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    lines = done.stdout.strip().splitlines()
+    line = next((x for x in lines if "\tall\t" in x), lines[-1])
+    return seconds, float(line.rsplit("\t", 1)[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=2_000_000, help="run rows (qrels: about half as many)")
+    ap.add_argument("--docs-per-query", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3, help="rounds; each runs every contender once, in turn")
+    ap.add_argument("--k", type=int, default=10)
+    args = ap.parse_args(argv)
+    run, qrels, qrels_rows = make_inputs(args.rows, args.docs_per_query)
+    todo = contenders(run, qrels, args.k)
+    times: dict[str, list[float]] = {name: [] for name in todo}
+    values: dict[str, float] = {}
+    for _ in range(args.repeat):
+        for name, cmd in todo.items():
+            sec, value = run_once(cmd)
+            times[name].append(sec)
+            values[name] = value
+    med = {name: statistics.median(t) for name, t in times.items()}
+    names = list(todo)
+    hand, engine, memory, polars = (med[n] for n in names)
+    print(f"{args.rows:,} run rows, {qrels_rows:,} qrels rows, {args.docs_per_query} docs/query, nDCG@{args.k}; "
+          f"median of {args.repeat} fresh processes each; {platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}\n")
+    print("| contender | seconds (median) | all runs | mean nDCG@10 |")
+    print("|---|---:|---|---:|")
+    ref = values[names[0]]
+    for name in names:
+        print(f"| {name} | {med[name]:.2f} | {', '.join(f'{t:.2f}' for t in times[name])} | {values[name]:.12f} |")
+        assert math.isclose(values[name], ref, abs_tol=1e-9), f"{name} disagrees: {values[name]} vs {ref}"
+    print(f"\n--engine duckdb / hand-written DuckDB SQL: {engine / hand:.2f}× (target ≤ 1.2×)")
+    print(f"in-memory engine / Polars: {memory / polars:.2f}× (target ≤ 2×)")
+
+
+if __name__ == "__main__":
+    main()
