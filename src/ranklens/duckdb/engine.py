@@ -54,11 +54,14 @@ def check_inputs(con: Any, run: Input, qrels: Input, policy: EvalPolicy, *, dupl
     integer = (policy.labels or "int") == "int"
     nan = "(NOT isfinite({0}) AND NOT isinf({0}))"  # (not isnan(): DuckDB prunes it with Parquet statistics)
     ids = "query_id IS NULL OR doc_id IS NULL OR query_id = '' OR doc_id = ''"
+    # distinct pairs in the same pass as the row checks (fewer than the rows: a duplicate, named by a second query)
+    distinct = "COUNT(DISTINCT (query_id, doc_id))" if duplicates else "COUNT(*)"
     if not run.checked:
         with duckdb_errors(run.source):
-            n, bad_ids, bad_scores = _first(fetch(con,
+            n, bad_ids, bad_scores, pairs = _first(fetch(con,
                 f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {ids} THEN 1 ELSE 0 END), 0), "
-                f"COALESCE(SUM(CASE WHEN score IS NULL OR {nan.format('score')} THEN 1 ELSE 0 END), 0) FROM {run.view}"
+                f"COALESCE(SUM(CASE WHEN score IS NULL OR {nan.format('score')} THEN 1 ELSE 0 END), 0), {distinct} "
+                f"FROM {run.view}"
             ))
         if n == 0:
             _refuse(run, "expected at least one row, got none")
@@ -66,17 +69,17 @@ def check_inputs(con: Any, run: Input, qrels: Input, policy: EvalPolicy, *, dupl
             _refuse(run, "empty query or document id")
         if bad_scores:
             _refuse(run, f"score is NaN ({bad_scores} row(s) in all); give every document a number")
-        if duplicates:
+        if duplicates and pairs != n:
             _duplicates(con, run, "appears twice for query", "A ranking lists each document once: remove the duplicates")
     if not qrels.checked:
         lab = "relevance"
         bad = f"{lab} IS NULL OR {nan.format(lab)} OR isinf({lab})" + (f" OR {lab} <> round({lab})" if integer else "")
         with duckdb_errors(qrels.source):
-            n, bad_ids, n_bad, huge = _first(fetch(con,
+            n, bad_ids, n_bad, huge, pairs = _first(fetch(con,
                 f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {ids} THEN 1 ELSE 0 END), 0), "
                 f"COALESCE(SUM(CASE WHEN {bad} THEN 1 ELSE 0 END), 0), "
                 f"COALESCE(SUM(CASE WHEN {'TRUE' if integer else 'FALSE'} AND ({lab} < -2147483647 OR {lab} > 2147483647) "
-                f"THEN 1 ELSE 0 END), 0) FROM {qrels.view}"
+                f"THEN 1 ELSE 0 END), 0), {distinct} FROM {qrels.view}"
             ))
         if n == 0:
             _refuse(qrels, "expected at least one row, got none")
@@ -86,7 +89,7 @@ def check_inputs(con: Any, run: Input, qrels: Input, policy: EvalPolicy, *, dupl
             _refuse(qrels, f"relevance label must be {'an integer' if integer else 'a finite number'}")
         if huge:
             _refuse(qrels, LABEL_RANGE)
-        if duplicates:
+        if duplicates and pairs != n:
             _duplicates(con, qrels, "is judged twice for query", "Remove the duplicates")
     if policy.negative == "error":
         with duckdb_errors(qrels.source):

@@ -163,10 +163,12 @@ def per_query_sql(
         "qq AS (SELECT query_id, "
         + ", ".join([f"SUM(CASE WHEN label >= {_d(0)} AND label >= {_d(t)} THEN 1 ELSE 0 END) AS big_r{i}" for i, t in enumerate(thresholds)] + ["COUNT(*) AS n_qrels"])
         + " FROM q0 GROUP BY query_id)",
-        "rq AS (SELECT query_id, COUNT(*) AS n_run FROM r0 GROUP BY query_id)",
+        # every run row ranked once (the run-only queries too: they are never evaluated, and a join to the
+        # qrels' queries first would cost a pass over the run); each query's row count from the same window
         "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
-        "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0 "
-        "FROM r0 JOIN qq ON r0.query_id = qq.query_id)",
+        "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0, "
+        "COUNT(*) OVER (PARTITION BY r0.query_id) AS n_run FROM r0)",
+        "rq AS (SELECT query_id, n_run FROM ranked0 WHERE rank0 = 1)",
     ]
     labelled = (
         f"SELECT ranked0.query_id AS query_id, CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, rank0 FROM ranked0 "
