@@ -21,7 +21,7 @@ from ranklens.engine.evaluator import Evaluator  # noqa: E402
 from ranklens.engine.policy import EvalPolicy  # noqa: E402
 from ranklens.errors import InputError  # noqa: E402
 
-KINDS = ["dict", "arrow", "pandas", "trec", "parquet", "dataset", "glob", "relation"]
+KINDS = ["dict", "arrow", "pandas", "polars", "trec", "parquet", "dataset", "glob", "relation"]
 
 
 def _tables(qrels: dict, run: dict) -> tuple[pa.Table, pa.Table]:
@@ -40,6 +40,9 @@ def _inputs(kind: str, qrels: dict, run: dict, tmp: Path) -> tuple[object, objec
         return run_t, qrels_t
     if kind == "pandas":
         return run_t.to_pandas(), qrels_t.to_pandas()
+    if kind == "polars":
+        pl = pytest.importorskip("polars")
+        return pl.from_arrow(run_t), pl.from_arrow(qrels_t)
     if kind == "relation":
         con = duckdb.connect()
         return con.from_arrow(run_t), con.from_arrow(qrels_t)

@@ -72,3 +72,10 @@ def test_what_it_cannot_write_is_one_line_naming_what_it_can(args: list[str], me
 def test_a_table_name_is_a_name_not_sql() -> None:
     code, out, err = _run("sql", "-m", "AP", "--run-table", "r; DROP TABLE q", "--qrels-table", "q")
     assert (code, out) == (2, "") and err.startswith("ranklens: error: --run-table must be a table name")
+
+
+def test_without_sqlglot_one_line_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sqlglot", None)  # (import sqlglot raises ImportError)
+    assert _run("sql", "-m", "AP", "--dialect", "spark", "--run-table", "r", "--qrels-table", "q") == (
+        2, "", "ranklens: error: writing SQL for a dialect needs the 'sqlglot' package: pip install 'ranklens[duckdb]'\n"
+    )
