@@ -43,8 +43,9 @@ def evaluate(
     >>> import ranklens.duckdb
     >>> qrels = {"q1": {"d1": 1, "d3": 1}}
     >>> run = {"q1": {"d1": 2.0, "d2": 1.0, "d3": 1.0}}  # (d2 and d3 tie: d3 ranks first, as trec_eval)
-    >>> ranklens.duckdb.evaluate(run, qrels, ["AP", "P@2"]).aggregates  # doctest: +SKIP
-    {'AP': 1.0, 'P@2': 1.0}
+    >>> res = ranklens.duckdb.evaluate(run, qrels, ["AP", "P@2"])
+    >>> res["AP"], res["P@2"]
+    (1.0, 1.0)
     """
     from ranklens.backends import duckdb_declines
     from ranklens.duckdb.files import evaluate_run_paths

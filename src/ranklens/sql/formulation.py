@@ -280,12 +280,12 @@ def values_sql(
     """One query (DuckDB's dialect) returning ``query_id, measure, value``: a row per evaluated query and
     measure, and the mean over them as ``query_id = 'all'``.
 
-    >>> import duckdb  # doctest: +SKIP
+    >>> import duckdb
     >>> from ranklens.measures import parse_many
-    >>> con = duckdb.connect()  # doctest: +SKIP
-    >>> _ = con.execute("CREATE TABLE run AS SELECT * FROM (VALUES ('q1', 'a', 2.0), ('q1', 'b', 1.0)) t(query_id, doc_id, score)")  # doctest: +SKIP
-    >>> _ = con.execute("CREATE TABLE qrels AS SELECT * FROM (VALUES ('q1', 'b', 1)) t(query_id, doc_id, relevance)")  # doctest: +SKIP
-    >>> con.execute(values_sql(parse_many(["RR"])) + " ORDER BY 1").fetchall()  # doctest: +SKIP
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE run AS SELECT * FROM (VALUES ('q1', 'a', 2.0), ('q1', 'b', 1.0)) t(query_id, doc_id, score)")
+    >>> _ = con.execute("CREATE TABLE qrels AS SELECT * FROM (VALUES ('q1', 'b', 1)) t(query_id, doc_id, relevance)")
+    >>> con.execute(values_sql(parse_many(["RR"])) + " ORDER BY 1").fetchall()
     [('all', 'RR', 0.5), ('q1', 'RR', 0.5)]
     """
     inner = per_query_sql(measures, policy, run_table=run_table, qrels_table=qrels_table)
