@@ -70,3 +70,12 @@ def test_without_the_extra_one_line_with_the_install_hint(monkeypatch: pytest.Mo
 )
 def test_a_bad_memory_limit_is_one_line_exit_2(args: list[str], message: str) -> None:
     assert _run("eval", QRELS, BM25, *args) == (2, "", f"ranklens: error: {message}\n")
+
+
+def test_the_progress_bar_is_off_and_the_memory_limit_set() -> None:
+    # (DuckDB draws its progress bar on standard output, where eval prints its values)
+    from ranklens.duckdb.runtime import connect
+
+    con = connect("256MB")
+    assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] in ("244.1 MiB", "256.0 MiB", "256.0 MB")
