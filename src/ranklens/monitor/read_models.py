@@ -13,7 +13,7 @@ per-query value stays an integer): :data:`Number` is declared as a JSON number.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema
 
@@ -247,7 +247,9 @@ class AbComparison(_Read):
     values: ``design`` ``paired`` (the same queries: a paired test, wins/ties/losses) or ``unpaired`` (the
     snapshots share fewer than half their queries — users split between the systems: Welch's test on each
     one's values, ``n_candidate``/``n_baseline``, no wins/ties/losses); ``a_*``/``b_*`` are the old names of
-    ``candidate_*``/``baseline_*``."""
+    ``candidate_*``/``baseline_*``. The unpaired design adds ``design_text`` (what it computed), ``notes`` and
+    ``ab``: the JSON of ``ranklens ab`` for the measure (baseline = control, candidate = treatment; CUPED with
+    ``pre``, the daily always-valid path, the sample-ratio check; no bootstrap)."""
 
     candidate_snapshot: str | None
     baseline_snapshot: str | None
@@ -267,6 +269,9 @@ class AbComparison(_Read):
     losses: int | None = None
     n_candidate: int | None = None
     n_baseline: int | None = None
+    design_text: str | None = None
+    notes: list[str] | None = None
+    ab: dict[str, Any] | None = None
     a_snapshot: str | None
     b_snapshot: str | None
     a_value: Number | None
@@ -292,6 +297,8 @@ class AbPage(_Read):
     measure: str
     segment: str | None
     test: str
+    pre: list[str] | None
+    expected_split: float
     filters: Filters
     comparison: AbComparison | None
     per_query: list[AbQueryRow]

@@ -95,6 +95,10 @@ class AbQuery(BaseModel):
     test: Annotated[str, StringConstraints(max_length=40)] = "t"
     limit: PageLimit = views.AB_PAGE  # per-query rows: one page, in ascending order of the difference
     offset: Offset = 0
+    #: the unpaired design's pre-period snapshot(s): one for both arms, or the baseline's then the candidate's
+    pre: Annotated[list[QName], Field(max_length=2)] | None = None
+    #: the baseline's planned share of the users (the sample-ratio check)
+    expected_split: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
 
 
 class ProjectPatch(BaseModel):
@@ -155,7 +159,8 @@ def segments_data(s: Session, q: SegmentsQuery, *, project: str) -> Data:
 def ab_data(s: Session, q: AbQuery, *, project: str) -> Data:
     return views.ab_view(
         s, project, baseline=q.baseline or q.b, candidate=q.candidate or q.a, measure=_measure(q.measure),
-        segment=q.segment, test=_test(q.test), limit=q.limit, offset=q.offset,
+        segment=q.segment, test=_test(q.test), limit=q.limit, offset=q.offset, pre=[x for x in q.pre or () if x],
+        expected_split=q.expected_split,
     )
 
 

@@ -239,11 +239,13 @@ def analyse_arms(
     seed: int | None = 0,
     bootstrap: bool = True,
     options: Mapping[str, Any] | None = None,
+    warn: bool = True,
 ) -> ABResult:
     """The analysis of two loaded arms (options already checked by :func:`check_options`): the one
     implementation behind :func:`ab` (arms evaluated by the engine) and :func:`~ranklens.online.ab_values`
     (arms given as per-user values: the monitor). ``measures`` that are :class:`Measure` objects also give
-    the ``per_user`` Results; ``bootstrap=False`` leaves the bootstrap out (its p-value ``None``)."""
+    the ``per_user`` Results; ``bootstrap=False`` leaves the bootstrap out (its p-value ``None``); ``warn=False``
+    keeps the warnings and notes in the result only (a server's answer) instead of also issuing them."""
     control, treatment = overlap(control, treatment, allow_overlap, notes)
     cname, tname = control.name, treatment.name
     for arm in (control, treatment):
@@ -302,7 +304,8 @@ def analyse_arms(
         "seed": seed, "expected_split": float(expected_split), "sequential": bool(sequential),
         "allow_overlap": allow_overlap, **dict(options or {}),
     }
-    warn_notes([*warnings, *notes])
+    if warn:
+        warn_notes([*warnings, *notes])
     counts = {
         a.name: {"users": len(a.users), "unlabelled": a.unlabelled, "shown": len(a.shown)} for a in (control, treatment)
     }

@@ -50,13 +50,14 @@ def ab_values(
     samples: int = 10_000,
     seed: int | None = 0,
     bootstrap: bool = True,
+    warn: bool = True,
 ) -> ABResult:
     """Analyse an A/B test from each arm's per-user values ``{measure: {user: value}}`` (a user missing from
     a measure's mapping, or NaN, is undefined there and left out with a note). Every option is
     :func:`~ranklens.online.ab`'s; ``pre`` are the arms' pre-period values in the same shape (CUPED),
     ``pre_labels`` name them in messages, ``exposure`` is ``user → time`` (ISO dates: one look per distinct
-    time) and ``bootstrap=False`` skips the bootstrap (its p-value ``None``; ``test`` and ``ci`` must then
-    not be ``bootstrap``).
+    time), ``bootstrap=False`` skips the bootstrap (its p-value ``None``; ``test`` and ``ci`` must then
+    not be ``bootstrap``) and ``warn=False`` keeps the notes in the result without issuing them as warnings.
 
     Raises:
         InputError: as :func:`~ranklens.online.ab` (fewer than 2 users in an arm, users in both arms without
@@ -83,5 +84,5 @@ def ab_values(
     return analyse_arms(
         _arm(cname, control, measures), _arm(tname, treatment, measures), measures, notes=[], assignment=assignment,
         pre=pre, pre_labels=pre_labels, sequential=sequential, exposure=exposure, tau=tau, segments=segments,
-        samples=samples, seed=seed, **checked,
+        samples=samples, seed=seed, warn=warn, **checked,
     )
