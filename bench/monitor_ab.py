@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     import scipy.stats  # noqa: F401  (Mann–Whitney's; a server imports it once, on its first unpaired answer)
 
+    import ranklens.monitor.ab_unpaired
+    import ranklens.online  # noqa: F401
+
     answer(db, [], candidate="production")  # imports and connections warm (a paired answer), not timed
     print(f"warm-up (imports, scipy.stats included; once per server process): {time.perf_counter() - t0:.2f} s")
     for label, pre in (("no pre-period", []), ("pre-period (CUPED)", ["pre"])):
