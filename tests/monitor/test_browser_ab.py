@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from .conftest import ServerProcess, eval_json
-from .test_ab_unpaired import M, P, TIMES, _cli, _data
+from .test_ab_unpaired import TIMES, M, P, _cli, _data
 from .test_browser import Watched, browser_context  # noqa: F401  (the fixture, shared)
 
 pytestmark = pytest.mark.browser

@@ -19,8 +19,8 @@ import numpy as np
 from ranklens import stats
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, warn_notes
-from ranklens.measures.language import MeasuresArg
 from ranklens.measures.base import Measure
+from ranklens.measures.language import MeasuresArg
 from ranklens.online.arms import Arm, load_arm
 from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
 from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
