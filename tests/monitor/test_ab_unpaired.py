@@ -239,6 +239,8 @@ def test_unknown_pre_snapshot_is_404_and_one_sharing_no_user_is_400(app: Any) ->
     assert r.status_code == 400 and "new arm" in r.text
     r = c.get(f"/api/v1/projects/{P}/ab", params={**base, "pre": ["pre-b", "pre-n", "pre-all"]})
     assert r.status_code == 422
+    r = c.get(f"/api/v1/projects/{P}/ab", params={**base, "pre": "prod-4"})  # the latest snapshot is no pre-period
+    assert r.status_code == 400 and "latest snapshot compared" in r.text
 
 
 def test_the_html_page_shows_the_same_numbers(app: Any) -> None:
@@ -273,3 +275,17 @@ def test_the_same_queries_stay_paired_and_say_the_pre_period_is_not_used(app: An
     comp = r.json()["comparison"]
     assert r.status_code == 200 and comp["design"] == "paired" and comp["wins"] is not None and "ab" not in comp
     assert any("paired design" in n for n in comp["notes"])
+
+
+def test_a_pre_period_snapshot_of_a_compared_system_is_no_exposure(app: Any) -> None:
+    # prod-1 as the baseline's pre-period: prod-0 and prod-1 no longer give exposure days, so every prod user
+    # counts from prod-2 (2026-08-02) at the earliest and the first look with 2 users per arm is that day
+    c, data, _ = app
+    seq = _ab(c, pre=["prod-1", "pre-n"])["ab"]["measures"][M]["sequential"]
+    assert [x["time"] for x in seq["path"]] == ["2026-08-02", "2026-08-03", "2026-08-04"]
+    prod = {u: v for u, v in data["arms"]["prod"]["final"].items() if u not in SHARED}
+    new = {u: v for u, v in data["arms"]["new"]["final"].items() if u not in SHARED}
+    first_b = {u: max(d, "2026-08-02") for u, d in data["arms"]["prod"]["first"].items()}
+    b = [v for u, v in prod.items() if first_b[u] <= "2026-08-02"]
+    n = [v for u, v in new.items() if data["arms"]["new"]["first"][u] <= "2026-08-02"]
+    assert seq["path"][0]["difference"] == pytest.approx(np.mean(n) - np.mean(b), rel=1e-9)

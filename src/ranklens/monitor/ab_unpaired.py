@@ -109,7 +109,8 @@ def unpaired_stats(
     ab`` for this measure (baseline = control, candidate = treatment), without the bootstrap.
 
     Raises:
-        MonitorError: a pre-period snapshot without per-user values, or sharing no user with an arm (400).
+        MonitorError: a pre-period snapshot without per-user values, sharing no user with an arm, or one of the
+            two compared (400).
     """
     from ranklens.online import ab_values
 
@@ -123,6 +124,11 @@ def unpaired_stats(
                       f"{len(both)} in both): no test"],
         }
     pre_values = pre_labels = None
+    for snap in pre:
+        if snap.id in (candidate.id, baseline.id):
+            raise MonitorError(
+                f"pre-period snapshot {snap.client_id!r} is the latest snapshot compared; name one from before the experiment"
+            )
     if pre:
         docs = []
         for snap in pre:
