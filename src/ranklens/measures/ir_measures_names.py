@@ -28,8 +28,7 @@ _FORM = re.compile(r"(?P<name>[A-Za-z_α][A-Za-z0-9_]*)(?:\((?P<params>.*)\))?(?
 #: ir_measures names whose measure ranklens does not compute (or computes only from other inputs), with the
 #: nearest ranklens measure to name in the error
 IR_MEASURES_ONLY: dict[str, str] = {
-    "Accuracy": "Success", "BPM": "RBP", "Compat": "RBP", "INSQ": "RBP", "INST": "RBP", "NERR8": "ERR",
-    "NERR9": "ERR", "NERR10": "ERR", "NERR11": "ERR", "SDCG": "nDCG(norm=minmax)", "StRecall": "R",
+    "StRecall": "R",
     "AP_IA": "alpha-nDCG (intent-aware qrels: ranklens diversity)", "P_IA": "alpha-nDCG", "ERR_IA": "alpha-nDCG",
     "nERR_IA": "alpha-nDCG", "NRBP": "alpha-nDCG", "nNRBP": "alpha-nDCG", "alpha_DCG": "alpha-nDCG",
     "alpha_nDCG": "alpha-nDCG (ranklens diversity, from intent-level qrels)",
