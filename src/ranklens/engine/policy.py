@@ -47,6 +47,9 @@ class EvalPolicy:
         empty: users with no relevant test item: ``None`` (as without the option: every measure's own
             value), ``"skip"`` (left out), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
         aggregate: the default ``agg=`` of the measures that take one (``mean``, ``median``, ``p90`` …).
+        intents: intent-level qrels (a path to ``qid intent docid rel`` lines, a dict ``{qid: {intent: {doc:
+            rel}}}``, a table or :class:`~ranklens.data.intents.IntentQrels`) for the intent-aware measures
+            (α-nDCG, α-DCG, ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, AP-IA, StRecall).
 
     >>> import ranklens
     >>> policy = EvalPolicy(missing="zero", max_docs=100)
@@ -76,6 +79,7 @@ class EvalPolicy:
     aggregate: str | None = None
     train_columns: Mapping[str, str] | None = None
     items_columns: Mapping[str, str] | None = None
+    intents: Any = None
 
     def __post_init__(self) -> None:
         missing = _MISSING.get(self.missing) if isinstance(self.missing, str) else None

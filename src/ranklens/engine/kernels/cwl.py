@@ -36,8 +36,10 @@ def expected_utility(gains: np.ndarray, cont: np.ndarray) -> np.ndarray:
     W_1 = 1/Σ_r Π_{j<r} C_j and W_i = W_1·Π_{j<i} C_j: the last column of ``cont`` is never read.
 
     >>> g = np.array([[1.0, 0.0, 0.5]])
-    >>> float(expected_utility(g, np.ones_like(g)[:, :]))  # C = 1: the mean gain over the depth
-    0.5
+    >>> expected_utility(g, np.ones_like(g)).tolist()  # C = 1: the mean gain over the depth
+    [0.5]
+    >>> expected_utility(g, np.array([[0.5, 0.5, 0.5]])).tolist()  # W ∝ 1, 0.5, 0.25: (1 + 0.125)/1.75
+    [0.6428571428571429]
     """
     reach = np.ones_like(gains)
     np.cumprod(cont[:, :-1], axis=1, out=reach[:, 1:])
