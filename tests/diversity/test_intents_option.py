@@ -114,3 +114,14 @@ def test_bad_intents_are_one_line(tmp_path: Path) -> None:
         code, out, err = invoke("eval", doc, a, *args, "-m", "alpha-nDCG@10")
         assert code == 2 and message in err and "Traceback" not in err + out, (args, err)
         assert len(err.strip().splitlines()) == 1, err
+
+
+def test_spark_refuses_intents_before_any_job() -> None:
+    pytest.importorskip("pyspark")
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.errors import InputError
+    from ranklens.spark.core import evaluate
+
+    intents = {"q": {"0": {"a": 1}}}
+    with pytest.raises(InputError, match="computed in memory"):  # (no DataFrame is touched: None stands for them)
+        evaluate(None, None, ["alpha-nDCG@10"], policy=EvalPolicy(intents=intents))
