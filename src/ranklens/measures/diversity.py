@@ -4,7 +4,7 @@ StRecall): definitions only.
 They read intent-level qrels (``qid intent docid rel``, the TREC diversity format): ``--intents FILE`` on
 ``ranklens eval``/``compare``/``gate``/``explain``/``ab``, ``intents=`` of the Evaluator, or ``ranklens
 diversity``. An intent counts for a document when its intent label is ≥ ``rel``; S is the number of intents
-of the query with at least one relevant document, G[j] = Σ_{intents of d_j} (1 − α)^(times the intent was
+of the query with at least one relevant document, G_j = Σ_{intents of d_j} (1 − α)^(times the intent was
 covered above j), and every measure is 0 when S = 0. The greedy ideal takes, at each rank, the judged
 document with the largest marginal gain, equal gains going to the larger document id (ndeval).
 
@@ -50,7 +50,7 @@ def _intent_family(name: str, doc: str, params: tuple[Param, ...], cutoff: str, 
 
 ALPHA_NDCG = _intent_family(
     "alpha-nDCG",
-    "α-nDCG@k: α-DCG@k (gain G[j] discounted by log2(j+1)) divided by the same for the greedy ideal (ties: "
+    "α-nDCG@k: α-DCG@k (gain G_j discounted by log2(j+1)) divided by the same for the greedy ideal (ties: "
     "document id descending, as ndeval).",
     (ALPHA, REL), "required", ("alpha_ndcg", "andcg", "alpha_nDCG", "α_nDCG", "α-nDCG"),
     "Clarke et al., SIGIR 2008", "alpha-nDCG@10, alpha-nDCG(alpha=0.3)@20",
@@ -59,14 +59,14 @@ ALPHA_NDCG = _intent_family(
 INTENT_FAMILIES: tuple[Family, ...] = (
     _intent_family(
         "alpha-DCG",
-        "α-DCG@k = Σ_{j≤k} G[j]/log2(j+1), divided by S·Σ_{j≤k} (1−α)^(j−1)/log2(j+1) (every intent covered at "
+        "α-DCG@k = Σ_{j≤k} G_j/log2(j+1), divided by S·Σ_{j≤k} (1−α)^(j−1)/log2(j+1) (every intent covered at "
         "every rank: ndeval's normalisation, at every k including 1).",
         (ALPHA, REL), "required", ("alpha_DCG", "α_DCG", "α-DCG"), "Clarke et al., SIGIR 2008; ndeval",
         "alpha-DCG@10",
     ),
     _intent_family(
         "ERR-IA",
-        "Intent-aware ERR@k = Σ_{j≤k} G[j]/j divided by S·Σ_{j≤k} (1−α)^(j−1)/j (ndeval; with binary intent "
+        "Intent-aware ERR@k = Σ_{j≤k} G_j/j divided by S·Σ_{j≤k} (1−α)^(j−1)/j (ndeval; with binary intent "
         "grades and α = 0.5, the mean over intents of ERR normalised by its best value).",
         (ALPHA, REL), "required", ("ERR_IA",), "Chapelle et al., CIKM 2009; Clarke et al., ICTIR 2009; ndeval",
         "ERR-IA@20",
@@ -78,7 +78,7 @@ INTENT_FAMILIES: tuple[Family, ...] = (
     ),
     _intent_family(
         "NRBP",
-        "Novelty- and rank-biased precision = (1 − (1−α)β)/S · Σ_j β^(j−1)·G[j], over the whole ranking.",
+        "Novelty- and rank-biased precision = (1 − (1−α)β)/S · Σ_j β^(j−1)·G_j, over the whole ranking.",
         (ALPHA, BETA, REL), "none", (), "Clarke, Kolla & Vechtomova, ICTIR 2009", "NRBP, NRBP(beta=0.8)",
     ),
     _intent_family(
