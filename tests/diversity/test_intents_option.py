@@ -125,3 +125,12 @@ def test_spark_refuses_intents_before_any_job() -> None:
     intents = {"q": {"0": {"a": 1}}}
     with pytest.raises(InputError, match="computed in memory"):  # (no DataFrame is touched: None stands for them)
         evaluate(None, None, ["alpha-nDCG@10"], policy=EvalPolicy(intents=intents))
+
+
+def test_results_record_the_intents(tmp_path: Path) -> None:
+    div, doc, a, _, _, _ = _files(tmp_path)
+    code, out, err = invoke("eval", doc, a, "--intents", div, "-m", "NRBP", "-f", "json")
+    assert code == 0, err
+    assert json.loads(out)["runs"][0]["options"]["intents"] == str(div)
+    res = ranklens.Evaluator(["NRBP"], str(doc), intents={"100": {"0": {"d01": 1}}})(str(a), warn=False)
+    assert res.options["intents"] == "<dict>"

@@ -126,6 +126,7 @@ class EvalPolicy:
             **({"labels": "float"} if kind == "float" else {}),
             **({"exclude_seen": True} if self.exclude_seen else {}),
             **({"empty": self.empty} if self.empty is not None else {}),
+            **({"intents": _source(self.intents)} if self.intents is not None else {}),
         }
 
     @classmethod
@@ -153,3 +154,12 @@ class EvalPolicy:
     def replace(self, **changes: Any) -> EvalPolicy:
         """A copy with ``changes`` (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
+
+
+def _source(value: Any) -> str:
+    """Where side data came from, for ``Results.options``: a path as given, else the kind of object."""
+    import os
+
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)  # type: ignore[return-value]
+    return f"<{type(value).__name__}>"
