@@ -99,7 +99,7 @@ SUPPORTED_POLICY: dict[str, tuple[object, ...]] = {
     "missing": ("skip",), "negative": ("trec",), "judged_only": (False,), "max_docs": (None,), "rel_level": (None,),
     "labels": (None, "int"), "qrels_format": (None,), "run_format": (None,), "qrels_columns": (None,),
     "run_columns": (None,), "train": (None,), "items": (None,), "exclude_seen": (False,), "empty": (None,),
-    "aggregate": (None,), "train_columns": (None,), "items_columns": (None,),
+    "aggregate": (None,), "train_columns": (None,), "items_columns": (None,), "intents": (None,),
 }
 _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"

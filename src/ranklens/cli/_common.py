@@ -126,6 +126,7 @@ def _items_columns(ctx: click.Context, param: click.Parameter, value: str | None
 _POLICY_FIELDS = (
     "missing", "negative", "judged_only", "max_docs", "rel_level", "qrels_format", "run_format", "qrels_columns",
     "run_columns", "train", "items", "exclude_seen", "empty", "aggregate", "train_columns", "items_columns",
+    "intents",
 )
 
 
@@ -231,6 +232,12 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             metavar="item=COL,category=COL,feature=COL",
             help="Which --items columns hold the item, its category and its numeric features (feature= once "
             "per column); without feature=, every numeric column is a feature.",
+        ),
+        click.option(
+            "--intents",
+            type=click.Path(dir_okay=False),
+            help="Intent-level qrels (qid intent docid rel) for the intent-aware measures: alpha-nDCG, alpha-DCG, "
+            "ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, AP-IA, StRecall (docs/diversity.md).",
         ),
         click.option(
             "--exclude-seen",

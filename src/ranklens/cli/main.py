@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "labels": ("ranklens.cli.labels_cmd", "command", "Derive graded qrels from engagement logs (clicks, purchases, watch time)."),
     "ips": ("ranklens.cli.ips_cmd", "command", "Position bias and unbiased (IPS) DCG from click logs; DCG-vs-nDCG ordering check."),
     "windows": ("ranklens.cli.windows_cmd", "command", "Per-window nDCG, DCG, IPS-DCG and drift from production impressions and engagement."),
-    "diversity": ("ranklens.cli.diversity_cmd", "command", "alpha-nDCG over intent-level qrels (qid intent docid rel)."),
+    "diversity": ("ranklens.cli.diversity_cmd", "command", "Intent-aware measures (alpha-nDCG, ERR-IA, NRBP …) over intent-level qrels (qid intent docid rel)."),
     "rag": ("ranklens.cli.rag_cmd", "command", "RA-nWG@K, N-Recall, Harm, PROC and %PROC of RAG context sets."),
     "serve": ("ranklens.cli.serve_cmd", "command", "Run the monitoring service and dashboard (http://127.0.0.1:8000)."),
     "push": ("ranklens.cli.push_cmd", "command", "Push `ranklens eval --format json` results to a monitor server."),
