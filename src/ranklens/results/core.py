@@ -224,14 +224,18 @@ class Results:
         >>> import ranklens
         >>> res = ranklens.evaluate({1: {"a": 1}}, {1: {"a": 2.0}}, "P@1")
         >>> res.to_pandas().index.tolist(), res.to_pandas(layout="long")["query_id"].tolist()
-        ([1], [1.0, nan])
+        ([1], [1, <NA>])
+
+        Integer ids of the long layout are pandas' nullable ``Int64`` (the aggregate rows have none), never
+        float64 with NaN.
         """
         try:
-            import pandas  # noqa: F401
+            import pandas
         except ImportError:
             raise MissingDependencyError("pandas", "pandas", "Results.to_pandas()") from None
         if _layout(layout) == "long":
-            return self.to_long_arrow().to_pandas()
+            nullable = {pa.int64(): pandas.Int64Dtype()}
+            return self.to_long_arrow().to_pandas(types_mapper=nullable.get)
         return self.to_arrow().to_pandas().set_index("query_id")
 
     def to_polars(self, layout: Layout = "wide") -> Any:

@@ -12,6 +12,7 @@ the differences ``a - b``; every Monte Carlo procedure takes a ``seed`` for ``nu
 """
 
 from ranklens.stats._common import TIE_RTOL, Seed
+from ranklens.stats.aggregate_diff import aggregate_bootstrap_interval, aggregate_of, aggregate_randomisation_test
 from ranklens.stats.agreement import (
     ALPHA_LEVELS,
     KAPPA_WEIGHTS,
@@ -75,6 +76,9 @@ __all__ = [
     "TestResult",
     "TukeyResult",
     "adjust_p_values",
+    "aggregate_bootstrap_interval",
+    "aggregate_of",
+    "aggregate_randomisation_test",
     "benjamini_hochberg",
     "blocked_anova",
     "bonferroni",
