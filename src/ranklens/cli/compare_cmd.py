@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -121,6 +121,15 @@ class CompareCommand(MeasureArgsCommand):
     help="Also list the N queries with the largest drop of every pair and measure (terminal table; "
     "-f json always holds every query's difference).",
 )
+@click.option(
+    "--fuse",
+    "fuse_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="Add a fused system made of the RUN files: METHOD[:KEY=VALUE]... with norm, weights (W1,W2,…), qrels "
+    "(training judgements of a trained method), name, and the method's parameters; e.g. --fuse rrf "
+    "--fuse wsum:norm=zmuv:weights=0.3,0.7 (repeatable; docs/fusion.md).",
+)
 @name_option
 @click.option("--quiet", is_flag=True, help="No progress display and no notes about dropped queries.")
 @engine_options
@@ -141,6 +150,7 @@ def command(
     fmt: str | None,
     output: str | None,
     worst: int | None,
+    fuse_specs: tuple[str, ...],
     names: tuple[str, ...],
     quiet: bool,
     engine: str,
@@ -162,15 +172,42 @@ def command(
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
       ranklens compare qrels.parquet a.parquet b.parquet --engine spark
     """
+    from ranklens.cli._runs import named_runs
+
+    named = named_runs(runs, names)
+    options = dict(
+        measures=measures, policy=policy, quiet=quiet, baseline=baseline, fmt=fmt, output=output, worst=worst,
+        test=test, correction=correction, ci=ci, segments=segments, alpha=alpha, samples=samples, seed=seed,
+        costs=costs, engine=engine, spark_master=spark_master,
+    )
+    if fuse_specs:
+        import tempfile
+
+        from ranklens.cli._fuse_spec import fuse_systems
+
+        with tempfile.TemporaryDirectory(prefix="ranklens-fuse-") as tmp:
+            named = [*named, *fuse_systems(fuse_specs, named, Path(tmp), policy.run_format)]
+            _compare(qrels, named, options)
+        return
+    _compare(qrels, named, options)
+
+
+def _compare(qrels: str, named: list[tuple[str | None, str]], a: dict[str, Any]) -> None:
+    """The comparison of ``named`` (the body of :func:`command`; ``a`` its options)."""
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import status, wanted
-    from ranklens.cli._runs import named_runs
     from ranklens.comparison import compare
     from ranklens.errors import InputError
     from ranklens.evaluation import evaluate_systems, resolve_baseline
     from ranklens.report import format_for_path, render
 
-    named = named_runs(runs, names)
+    measures, policy, quiet, baseline, fmt, output, worst = (
+        a["measures"], a["policy"], a["quiet"], a["baseline"], a["fmt"], a["output"], a["worst"]
+    )
+    test, correction, ci, segments, alpha, samples, seed, costs, engine, spark_master = (
+        a["test"], a["correction"], a["ci"], a["segments"], a["alpha"], a["samples"], a["seed"], a["costs"],
+        a["engine"], a["spark_master"],
+    )
     if len(named) < 2:
         raise InputError("compare needs at least two RUN files")
     show = wanted(quiet)
