@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -12,15 +13,20 @@ __all__ = ["Frame"]
 
 @dataclass(frozen=True, eq=False)
 class Frame:
-    """What a method reads: normalised ``scores`` and ``ranks`` (candidates × runs, NaN where missing),
-    ``candidates`` (per candidate: its query's number of candidates), ``retrieved`` (per candidate and run:
-    how many documents the run retrieved for the query), ``bounds`` (each query's candidate rows)."""
+    """What a method reads: normalised ``scores`` and ``ranks`` (candidates × runs, NaN where missing; the
+    ranks computed on first use, by ``ranker``), ``candidates`` (per candidate: its query's number of
+    candidates), ``retrieved`` (per candidate and run: how many documents the run retrieved for the query),
+    ``bounds`` (each query's candidate rows)."""
 
     scores: np.ndarray
-    ranks: np.ndarray
+    ranker: Callable[[np.ndarray], np.ndarray]
     candidates: np.ndarray
     retrieved: np.ndarray
     bounds: np.ndarray
+
+    @cached_property
+    def ranks(self) -> np.ndarray:
+        return self.ranker(self.scores)
 
     @property
     def present(self) -> np.ndarray:
