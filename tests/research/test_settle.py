@@ -126,3 +126,21 @@ def test_settle_bad_input_is_one_line_exit_2(args: list[str], says: str) -> None
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], result.output
+
+
+@pytest.mark.parametrize("measure", ["nDCG@3", "AP@3"])
+def test_thinned_sums_never_drop_a_needed_document(measure: str) -> None:
+    """With the other queries' sums thinned to a few values (max_sums=2), the answer still holds every
+    pivotal document; it equals the exact answer when it says ``exact``."""
+    for seed in range(6):
+        qrels, a, b = _case(seed)
+        docs = _unjudged(qrels, [a, b], 3)
+        if not docs or len(docs) > 6:
+            continue
+        full = settle(qrels, {"a": a, "b": b}, measure)
+        thin = settle(qrels, {"a": a, "b": b}, measure, max_sums=2)
+        assert set(full.to_judge) <= set(thin.to_judge)
+        if thin.exact:
+            assert thin.to_judge == full.to_judge
+        else:
+            assert thin.notes

@@ -13,8 +13,9 @@ smallest such set (proof in docs/research.md). Computing it: the queries are ind
 engine, as in :mod:`ranklens.research.bounds`) and ``T`` the achievable sums of the other queries'
 differences, document ``d`` of ``q`` is pivotal iff some pair ``x = δ_q(L)``, ``y = δ_q(L with d flipped)``,
 ``x < y``, has a ``T`` in ``[−y, −x]``. The sums ``T`` are enumerated exactly (sets of distinct values, to
-1e-12) while they stay below ``max_sums``; beyond, their range stands for them, which can only add
-documents (``exact`` false, a note).
+1e-12) while they stay below ``max_sums``; beyond, they are thinned to achievable values a step apart (the
+extremes kept): a thinned value in the interval still proves the document pivotal, the range outside it
+still proves it is not, and a document neither proves is kept (``exact`` false, a note).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ class Settle:
         settled: whether the sign of the difference is the same for every labelling.
         to_judge: the pivotal documents, ``(query, doc)``, sorted: judging them settles the comparison.
         unjudged: the number of unjudged documents of both runs' top k (per query, the union).
-        exact: False when the other queries' sums were bounded by their range (``to_judge`` may hold more
-            documents than needed).
+        exact: False when some document could be shown neither necessary nor unneeded (``to_judge`` keeps it,
+            so it may hold more documents than needed).
     """
 
     systems: tuple[str, str]
@@ -105,16 +106,20 @@ def settle(qrels: Any, runs: Mapping[str, Any], measure: Any, *, exhaustive_limi
     value = float(np.mean([values[1][q] - values[0][q] for q in common])) if common else 0.0
     low = float(sum(d.min() for d in per_q)) if per_q else 0.0
     high = float(sum(d.max() for d in per_q)) if per_q else 0.0
-    prefix, suffix, exact = _partial_sums(per_q, max_sums)
+    prefix, suffix = _partial_sums(per_q, max_sums)
     pivotal: list[tuple[str, str]] = []
+    unsure = 0
     for i, q in enumerate(common):
         others = (prefix[i], suffix[i + 1])
         for t, doc in enumerate(unjudged[q]):
-            if _pivotal(per_q[i], t, others):
+            found = _pivotal(per_q[i], t, others)
+            if found is not False:
                 pivotal.append((q, doc))
+                unsure += found is None
+    exact = unsure == 0
     settled = (low > _TOL) or (high < -_TOL) or (abs(low) <= _TOL and abs(high) <= _TOL)  # (== no pivotal document)
-    notes = [] if exact else [f"the other queries' sums exceeded {max_sums} values: their range stood for them, so "
-                              "the documents to judge may be more than the fewest"]
+    notes = [] if exact else [f"{unsure} of the documents to judge could not be shown necessary (the other queries' "
+                              f"sums exceeded {max_sums} values): the set may be more than the fewest"]
     return Settle((str(names[0]), str(names[1])), str(m), {"value": value, "low": low, "high": high}, settled,
                   tuple(sorted(pivotal)), sum(len(u) for u in unjudged.values()), exact, notes)
 
@@ -164,45 +169,52 @@ def _deltas(ev: Evaluator, aligned: list[RankedLists], runs: Mapping[str, Any], 
     return out[1] - out[0]  # type: ignore[no-any-return]
 
 
-def _minkowski(a: np.ndarray, b: np.ndarray, cap: int) -> np.ndarray | None:
-    if a.size * b.size > cap * 8:
-        return None
-    s = np.unique(np.round((a[:, None] + b[None, :]).ravel(), 12))
-    return s if s.size <= cap else None
+@dataclass(frozen=True)
+class _Sums:
+    """Achievable sums of some queries' differences: ``values`` (sorted, each exactly achievable) and whether
+    they are all of them (``complete``; else thinned to values at least a step apart, the smallest and the
+    largest kept, so a value found is a witness but a gap proves nothing)."""
+
+    values: np.ndarray
+    complete: bool
 
 
-def _partial_sums(per_q: list[np.ndarray], cap: int) -> tuple[list[Any], list[Any], bool]:
-    """Achievable sums of the first ``i`` and of the last queries (sorted arrays), or their range
-    ``(low, high)`` once a set would exceed ``cap`` values."""
-    exact = True
+def _thin(values: np.ndarray, cap: int) -> np.ndarray:
+    """At most ``cap + 1`` of the sorted ``values``: the first of each of ``cap`` equal bins, and the last.
 
-    def run(seq: list[np.ndarray]) -> list[Any]:
-        nonlocal exact
-        out: list[Any] = [np.zeros(1)]
+    >>> _thin(np.array([0.0, 0.1, 0.2, 0.5, 0.55, 1.0]), 2).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    step = (values[-1] - values[0]) / cap
+    if step <= 0:
+        return values[:1]
+    _, first = np.unique(np.floor((values - values[0]) / step), return_index=True)
+    return np.unique(np.r_[values[first], values[-1]])
+
+
+def _add(sums: _Sums, delta: np.ndarray, cap: int) -> _Sums:
+    own = np.unique(np.round(delta, 12))
+    values = np.unique(np.round((sums.values[:, None] + own[None, :]).ravel(), 12))
+    if values.size <= cap:
+        return _Sums(values, sums.complete)
+    return _Sums(_thin(values, cap), False)
+
+
+def _partial_sums(per_q: list[np.ndarray], cap: int) -> tuple[list[_Sums], list[_Sums]]:
+    """The achievable sums of the first ``i`` queries (``prefix[i]``) and of the queries from ``i`` on
+    (``suffix[i]``)."""
+
+    def run(seq: list[np.ndarray]) -> list[_Sums]:
+        out = [_Sums(np.zeros(1), True)]
         for d in seq:
-            prev = out[-1]
-            nxt: Any = None
-            if isinstance(prev, np.ndarray):
-                nxt = _minkowski(prev, np.unique(np.round(d, 12)), cap)
-            if nxt is None:
-                exact = False
-                lo, hi = (prev.min(), prev.max()) if isinstance(prev, np.ndarray) else prev
-                nxt = (lo + d.min(), hi + d.max())
-            out.append(nxt)
+            out.append(_add(out[-1], d, cap))
         return out
 
-    prefix = run(per_q)
-    suffix = run(per_q[::-1])[::-1]
-    return prefix, suffix, exact
+    return run(per_q), run(per_q[::-1])[::-1]
 
 
-def _hits(others: tuple[Any, Any], lo: float, hi: float) -> bool:
-    """Is some sum of an element of each of ``others`` in ``[lo, hi]`` (to the tolerance)?"""
-    a, b = others
-    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
-        amin, amax = (a.min(), a.max()) if isinstance(a, np.ndarray) else a
-        bmin, bmax = (b.min(), b.max()) if isinstance(b, np.ndarray) else b
-        return bool(amin + bmin <= hi + _TOL and amax + bmax >= lo - _TOL)
+def _hits(a: np.ndarray, b: np.ndarray, lo: float, hi: float) -> bool:
+    """Is some ``x + y`` (``x`` in ``a``, ``y`` in ``b``, both sorted) in ``[lo, hi]`` (to the tolerance)?"""
     if a.size > b.size:
         a, b = b, a
     left = np.searchsorted(b, lo - a - _TOL, side="left")
@@ -210,18 +222,23 @@ def _hits(others: tuple[Any, Any], lo: float, hi: float) -> bool:
     return bool(np.any(right > left))
 
 
-def _pivotal(delta: np.ndarray, t: int, others: tuple[Any, Any]) -> bool:
-    """Can flipping document ``t``'s grade alone change the sign of the total, for some labelling?"""
+def _pivotal(delta: np.ndarray, t: int, others: tuple[_Sums, _Sums]) -> bool | None:
+    """Can flipping document ``t``'s grade alone change the sign of the total, for some labelling? None when
+    the thinned sums can neither show a witness nor rule one out."""
+    a, b = others
+    low, high = a.values[0] + b.values[0], a.values[-1] + b.values[-1]  # (exact: the extremes are kept)
     idx = np.arange(delta.size)
     off = idx[(idx >> t) & 1 == 0]
     pairs = np.unique(np.round(np.stack((delta[off], delta[off | (1 << t)]), axis=1), 12), axis=0)
+    unsure = False
     for x, y in pairs:
         lo, hi = (x, y) if x < y else (y, x)
-        if hi - lo <= _TOL:
+        if hi - lo <= _TOL or low > -lo + _TOL or high < -hi - _TOL:
             continue
-        if _hits(others, -hi, -lo):
+        if _hits(a.values, b.values, -hi, -lo):
             return True
-    return False
+        unsure = unsure or not (a.complete and b.complete)
+    return None if unsure else False
 
 
 def write_to_judge(result: Settle, path: str) -> None:
