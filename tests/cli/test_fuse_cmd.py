@@ -117,3 +117,17 @@ def test_compare_fuse_bad_spec_is_one_line_and_exit_2(spec: str, says: str) -> N
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and says in lines[0], result.output
+
+
+def test_optimise_searches_a_required_parameter(tmp_path: Path) -> None:
+    """gmnz's gamma has no default: --optimise searches it (the CLI used to refuse before the search)."""
+    import json
+
+    from ranklens.fusion import optimise
+
+    result = CliRunner().invoke(cli, ["fuse", BM25, DENSE, "--method", "gmnz", "--qrels", QRELS, "--optimise", "-f", "json",
+                                      "-o", str(tmp_path / "f.trec")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):])
+    want = optimise([read_run(BM25), read_run(DENSE)], QRELS, "gmnz")
+    assert summary["params"] == want.params and summary["optimisation"]["value"] == want.optimisation["value"]
