@@ -153,7 +153,9 @@ def compiled_results(
     from ranklens.express import evaluate_express
 
     paths = [path for _, path in named]
-    quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why)
+    quick = evaluate_express(
+        qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why, missing=policy.missing
+    )
     if quick is None:
         return None
     import numpy as np

@@ -120,8 +120,9 @@ def test_forcing_an_unknown_backend_is_one_line(monkeypatch: pytest.MonkeyPatch)
     ("args", "reason"),
     [
         (["eval", QRELS, BM25, "-m", "nDCG(gain=exp)@10"], "nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear"),
-        (["eval", QRELS, BM25, "--missing", "zero"], "policy missing='zero': the compiled pass implements missing='skip'"),
-        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], "policy missing='zero': the compiled pass implements missing='skip'"),
+        (["eval", QRELS, BM25, "--missing", "error"], "policy missing='error': the compiled pass implements missing='skip'"),
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "-J"],
+         "policy judged_only=True: the compiled pass implements judged_only=False"),
         (["compare", QRELS, BM25, DENSE, "-m", "bpref"], "Bpref: the compiled pass implements nDCG, DCG, AP, P, RR, R only"),
     ],
 )
@@ -154,8 +155,9 @@ def test_a_late_decline_of_a_forced_backend_is_one_line(tmp_path: Path, monkeypa
         (["eval", QRELS, BM25], {"RANKLENS_BACKEND": "reference"}, "backend reference: forced by RANKLENS_BACKEND=reference"),
         (["eval", QRELS, BM25], {"RANKLENS_EXPRESS": "0"},
          "backend reference: it takes everything (compiled declined: switched off (RANKLENS_EXPRESS=0))"),
-        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], {},
-         "backend reference: it takes everything (compiled declined: policy missing='zero': the compiled pass "
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], {}, "backend compiled: it declares these measures, policy and inputs"),
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "--missing", "error"], {},
+         "backend reference: it takes everything (compiled declined: policy missing='error': the compiled pass "
          "implements missing='skip')"),
         (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "--missing", "skip"], {},
          "backend compiled: it declares these measures, policy and inputs"),
