@@ -321,7 +321,6 @@ def evaluate_systems(
     master ``spark_master``): the same Results, so the same comparison; saved results pass through as ever."""
     from ranklens.comparison import evaluation_measures
     from ranklens.data.names import unique_names
-    from ranklens.engine.evaluator import Evaluator
     from ranklens.measures import parse_many
     from ranklens.results import looks_like_results, read_results
 
@@ -357,6 +356,8 @@ def evaluate_systems(
         compiled = run_compiled(choice, lambda why: compiled_results(qrels, [runs[i] for i in todo], evaluated, policy, progress, why))
         on_spark.update(zip(todo, compiled[0] if compiled else ()))  # (the compiled backend's Results, as Spark's)
     if len(saved) + len(on_spark) < len(runs):
+        from ranklens.engine.evaluator import Evaluator  # (the reference: numpy, pyarrow and the kernels)
+
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(evaluated, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
     asked = policy.with_aggregate(m.validate() for m in parse_many(wanted, rel_level=policy.rel_level))

@@ -22,20 +22,23 @@ __all__ = ["evaluate_runs", "evaluation_measures", "resolve_baseline"]
 def evaluate_runs(
     qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: MeasuresArg, policy: dict[str, Any]
 ) -> tuple[list[Measure], dict[str, Results], list[str]]:
-    from ranklens.engine.evaluator import Evaluator
     from ranklens.measures.language import parse_many
 
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     if not items:
         raise InputError("compare needs at least two runs; got none")
-    evaluator = Evaluator(measures, qrels, **policy) if qrels is not None else None
+    evaluator = None
+    if qrels is not None:  # (Results evaluated already, by any backend, need no engine: no pyarrow, no kernels)
+        from ranklens.engine.evaluator import Evaluator
+
+        evaluator = Evaluator(measures, qrels, **policy)
     measure_values = list(evaluator.measures) if evaluator else [m.validate() for m in parse_many(measures)]
     checks = _consistency_pairs(measure_values)
     if evaluator is not None and checks:
         # also evaluate the DCG behind every nDCG, to check that both order the systems alike (spec §5)
         extra = [u for _, u in checks if u not in measure_values]
         read = {k: v for k, v in policy.items() if k not in ("qrels_columns", "qrels_format")}  # (qrels read already)
-        evaluator = Evaluator([*measure_values, *extra], evaluator.qrels, **read)
+        evaluator = type(evaluator)([*measure_values, *extra], evaluator.qrels, **read)
     if not measure_values:
         raise InputError("no measure given; e.g. nDCG@10")
     evaluated: list[tuple[str | None, Any, Results]] = []
