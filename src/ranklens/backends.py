@@ -36,11 +36,18 @@ from ranklens.errors import InputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: the express form of `ranklens eval` imports this module)
     from collections.abc import Callable, Sequence
-    from typing import TypeVar
+    from typing import Any, TypeVar
+
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.hooks import ProgressHook
+    from ranklens.results.core import Results
 
     T = TypeVar("T")
 
-__all__ = ["BACKENDS", "ENV", "Choice", "choose_backend", "compiled_declines", "debug_note", "forced", "run_compiled"]
+__all__ = [
+    "BACKENDS", "ENV", "Choice", "choose_backend", "compiled_declines", "compiled_results", "debug_note", "forced",
+    "run_compiled",
+]
 
 #: the environment variable that forces a backend
 ENV = "RANKLENS_BACKEND"
@@ -164,3 +171,32 @@ def debug_note(choice: Choice) -> None:
     """Write ``ranklens: debug: <choice>`` to standard error when ``RANKLENS_DEBUG`` is set (not ``0``)."""
     if os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
         sys.stderr.write(f"ranklens: debug: {choice.said()}\n")
+
+
+def compiled_results(
+    qrels: str, named: Sequence[tuple[str | None, str]], wanted: Sequence[Any], policy: EvalPolicy,
+    progress: ProgressHook | None, why: list[str],
+) -> tuple[list[Results], list[str]] | None:
+    """The Results of the compiled backend (:mod:`ranklens.express`, chosen by
+    :func:`ranklens.backends.choose_backend`) and the runs it found not grouped by query, or None when it
+    declines while reading (what it found appended to ``why``). Values, notes and options are the reference's
+    (``tests/test_express.py``, ``tests/engine/test_backend_parity.py``); only the time differs."""
+    from ranklens.express import evaluate_express
+
+    paths = [path for _, path in named]
+    quick = evaluate_express(
+        qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why, missing=policy.missing
+    )
+    if quick is None:
+        return None
+    import numpy as np
+
+    from ranklens.results.core import assemble
+
+    options = {**policy.options(labels="int"), "streamed": True}
+    not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
+    return [
+        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
+                 r.notes, options if r.grouped else policy.options(labels="int"))
+        for r in quick
+    ], not_grouped

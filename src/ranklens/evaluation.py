@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ranklens.backends import compiled_results
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
 from ranklens.hooks import NoteHook, ProgressHook
@@ -140,35 +141,6 @@ def evaluate_files(
         pass_notes(path, res, notes, on_note)
         results.append(res)
     return FileEvaluation(label_runs(named, results), notes, read_whole)
-
-
-def compiled_results(
-    qrels: str, named: Sequence[tuple[str | None, str]], wanted: Sequence[Any], policy: EvalPolicy,
-    progress: ProgressHook | None, why: list[str],
-) -> tuple[list[Results], list[str]] | None:
-    """The Results of the compiled backend (:mod:`ranklens.express`, chosen by
-    :func:`ranklens.backends.choose_backend`) and the runs it found not grouped by query, or None when it
-    declines while reading (what it found appended to ``why``). Values, notes and options are the reference's
-    (``tests/test_express.py``, ``tests/engine/test_backend_parity.py``); only the time differs."""
-    from ranklens.express import evaluate_express
-
-    paths = [path for _, path in named]
-    quick = evaluate_express(
-        qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why, missing=policy.missing
-    )
-    if quick is None:
-        return None
-    import numpy as np
-
-    from ranklens.results.core import assemble
-
-    options = {**policy.options(labels="int"), "streamed": True}
-    not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
-    return [
-        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
-                 r.notes, options if r.grouped else policy.options(labels="int"))
-        for r in quick
-    ], not_grouped
 
 
 def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:

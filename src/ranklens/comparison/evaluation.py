@@ -11,7 +11,7 @@ import numpy as np
 
 from ranklens.comparison.inputs import is_results_file, one_results
 from ranklens.data.names import file_stem, unique_names
-from ranklens.errors import InputError, did_you_mean
+from ranklens.errors import InputError, Note, did_you_mean
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
@@ -59,7 +59,7 @@ def evaluate_runs(
     results: dict[str, Results] = {}
     for label, (_, _, res) in zip(labels, evaluated):
         results[label] = res
-        notes.extend(f"{label}: {note}" for note in res.notes)
+        notes.extend(note.with_prefix(f"{label}: ") if isinstance(note, Note) else f"{label}: {note}" for note in res.notes)
     notes.extend(_consistency_notes(results, checks))
     return measure_values, results, notes
 
