@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # (annotations only: the express form of `ranklens eval` impo
     T = TypeVar("T")
 
 __all__ = [
-    "BACKENDS", "ENV", "Choice", "choose_backend", "compiled_declines", "compiled_results", "debug_note", "forced",
+    "BACKENDS", "ENV", "INTERMEDIATES_DECLINED", "Choice", "choose_backend", "compiled_declines", "compiled_results", "debug_note", "forced",
     "run_compiled",
 ]
 
@@ -54,6 +54,9 @@ ENV = "RANKLENS_BACKEND"
 
 #: the backends a user may force, in the order the dispatcher tries them
 BACKENDS = ("compiled", "reference")
+
+#: why the compiled provider declines ``explain``
+INTERMEDIATES_DECLINED = "it returns values, not the kernel's per-rank intermediates (explain prints those)"
 
 
 class Choice:
@@ -119,12 +122,15 @@ def choose_backend(
     stream: bool | None = None,
     engine: str = "memory",
     note: bool = True,
+    needs: str = "values",
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
     first provider of :data:`BACKENDS` that does not decline (``RANKLENS_BACKEND`` forces one). ``note``:
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
-    one may still decline while reading: :func:`run_compiled` writes its note).
+    one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
+    (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
+    provides: the compiled pass returns values.
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -137,7 +143,9 @@ def choose_backend(
     elif want == "reference":
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
-        reason = compiled_declines(measures, policy, qrels, runs, stream)
+        reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
+            measures, policy, qrels, runs, stream
+        )
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")
         elif want == "compiled":
