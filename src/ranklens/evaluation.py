@@ -19,7 +19,6 @@ progress display is a hook (:data:`ProgressHook`), so the library never draws on
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -28,6 +27,7 @@ from ranklens.backends import compiled_results
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
 from ranklens.hooks import NoteHook, ProgressHook
+from ranklens.results.files import FileEvaluation, label_runs, pass_notes
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
@@ -47,15 +47,6 @@ __all__ = [
     "resolve_baseline",
     "segment_notes",
 ]
-
-class FileEvaluation(NamedTuple):
-    """What :func:`evaluate_files` returns: one Results per run (in order, named), the notes to show
-    (each prefixed with its file) and the run files read whole because their queries were not grouped."""
-
-    results: list[Results]
-    notes: list[str]
-    read_whole: list[str]
-
 
 @contextlib.contextmanager
 def no_progress(label: str, total: int | None) -> Iterator[Callable[[int, int], None]]:
@@ -141,24 +132,6 @@ def evaluate_files(
         pass_notes(path, res, notes, on_note)
         results.append(res)
     return FileEvaluation(label_runs(named, results), notes, read_whole)
-
-
-def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:
-    """Append the notes of ``res`` (read from ``path``) to ``notes``, each prefixed with the path, and pass each
-    to ``on_note`` at once (so a later failure still shows the notes before it)."""
-    for note in (f"{path}: {n}" for n in res.notes):
-        notes.append(note)
-        if on_note:
-            on_note(note)
-
-
-def label_runs(named: Sequence[tuple[str | None, str]], results: Sequence[Results]) -> list[Results]:
-    """Each run's name: the one given (``NAME=PATH``), else the run's own made unique (tag, then file name)."""
-    pairs = [(given, None) if given is not None else (r.run, path) for (given, path), r in zip(named, results)]
-    from ranklens.data.names import unique_names
-
-    labels = unique_names(pairs)
-    return [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
 
 
 def evaluate_run_file(
