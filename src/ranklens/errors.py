@@ -139,7 +139,7 @@ class Note(str):
     """
 
     kind: str
-    count: int
+    count: int  # type: ignore[assignment]  # (the data's name, as the issue spells it: it shadows str.count)
     fields: dict[str, object]
     prefix: str
 

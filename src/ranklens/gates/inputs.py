@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -48,9 +49,8 @@ def compiled_gate_results(
         return None, None  # (the general way asks again, and says which backend ran)
     out: list[Results] = []
     for path in paths:
-        got = run_compiled(
-            choice, lambda why, p=path: compiled_results(qrels_path, [(None, p)], list(measures), policy, progress, why)
-        )
+        one: list[tuple[str | None, str]] = [(None, path)]
+        got = run_compiled(choice, functools.partial(compiled_results, qrels_path, one, list(measures), policy, progress))
         if got is None:  # (it declined while reading, and said so: the reference evaluates every run)
             return None, Choice("reference", "it takes everything", (("compiled", "it declined while reading"),))
         out.append(got[0][0])
