@@ -3,10 +3,13 @@
 A backend is a provider: it declares what it supports — measures with their parameter values, the
 evaluation policy, the kinds of input — and gives a reason when it declines. :func:`choose_backend` asks
 them in order and is the only place that chooses; ``ranklens eval`` (both its express form and the full
-one), ``compare``, ``gate`` and :func:`ranklens.evaluation.evaluate_files` all call it.
+one), ``compare``, ``gate``, ``trec-eval`` (for the measures the compiled pass declares; the rest on the
+reference), ``explain`` (which needs the kernel's intermediates: only the reference gives them) and
+:func:`ranklens.evaluation.evaluate_files` all call it.
 
 * ``compiled``: the one compiled pass of :mod:`ranklens.express` (``_cexpress.c``). Its declaration lives
-  next to the C code (:data:`ranklens.express.SUPPORTED_MEASURES`, :data:`ranklens.express.SUPPORTED_POLICY`)
+  next to the C code (:data:`ranklens.express.SUPPORTED_MEASURES`, :data:`ranklens.express.SUPPORTED_POLICY`:
+  ``missing`` ``"skip"`` and ``"zero"``, the qrels queries a run lacks then added as 0, trec_eval ``-c``)
   and is compared with each measure's *resolved* parameters, so a changed registry default declines
   instead of printing other numbers. It takes local files only (not standard input, not ``stream=True``); what
   it finds while reading (a compressed file, a line it does not read beyond doubt, a run not grouped by
