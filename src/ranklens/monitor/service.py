@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
-from ranklens.errors import InputError
+from ranklens.errors import InputError, Note
 from ranklens.monitor.coverage import (
     COVERAGE,
     coverage_counts,
@@ -528,6 +528,7 @@ class Monitor:
         data.dataset_id = dataset_id
         response, created = self.ingest_data(project, data, source="run")
         response["notes"] = run_json.get("notes", [])
+        response["note_data"] = [n.data() for n in results.notes if isinstance(n, Note)]  # (data, not words to parse)
         return response, created
 
     # -- rules and webhooks ---------------------------------------------------------------------------
