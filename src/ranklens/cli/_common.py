@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
@@ -51,6 +52,8 @@ _FRACTION = re.compile(r"got '?[+-]?([0-9]*\.[0-9]+|[0-9]+\.[0-9]*|[0-9.]+[eE][+
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if not value and not os.environ.get("RANKLENS_PLUGINS"):
+        return  # (no plugin named: ranklens.plugins imports numpy and the engine)
     from ranklens.plugins import cli_callback
 
     cli_callback(ctx, param, value)
