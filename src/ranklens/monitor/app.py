@@ -410,6 +410,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
+    @app.post("/api/v1/projects/{project}/ingest", dependencies=[Write])
+    async def api_ingest_logs(project: str, request: Request) -> dict[str, Any]:
+        # production logs: {"impressions": [...], "events": [...]}, each event validated on its own
+        # (ranklens.monitor.ingest); the token, the body limit and the wrong-token throttle are the write
+        # routes' (RequestGate, BearerThrottle)
+        import json as _json
+
+        from starlette.concurrency import run_in_threadpool
+
+        from ranklens.monitor.ingest import ingest_batch
+
+        name = _project_path(project)
+        try:
+            body = _json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MonitorError(f"the body is not JSON: {exc}") from None
+        return await run_in_threadpool(lambda: db.write(lambda s: ingest_batch(s, name, body)))
+
     @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201, response_model=DatasetCreated)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
         out, created = monitor.add_dataset(_project_path(project), body)

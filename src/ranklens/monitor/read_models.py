@@ -21,6 +21,7 @@ __all__ = [
     "AbPage",
     "AlertsPage",
     "DatasetsPage",
+    "IngestPage",
     "OverviewPage",
     "ProjectsPage",
     "RulesPage",
@@ -436,6 +437,30 @@ class DatasetRow(_Read):
 class DatasetsPage(_Read):
     project: str
     datasets: list[DatasetRow]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# /api/v1/projects/{project}/ingest (production logs)
+
+
+class ThroughputRow(_Read):
+    minute: str
+    impressions: int
+    events: int
+
+
+class IngestPage(_Read):
+    project: str
+    impressions: int
+    requests: int
+    events: int
+    pending_events: int
+    orphan_events: int
+    clock_skew_events: int
+    first: str | None
+    as_of: str | None
+    label_delay: str
+    throughput: list[ThroughputRow]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ can be called in-process::
     >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
     2026
     >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
-    ['/api/v1/projects/{project}/datasets']
+    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/ingest']
 """
 
 from __future__ import annotations
@@ -179,6 +179,12 @@ def datasets_data(s: Session, q: NoQuery, *, project: str) -> Data:
     return views.datasets_view(s, project)
 
 
+def ingest_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    from ranklens.monitor.ingest import ingest_status
+
+    return ingest_status(s, project)
+
+
 def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
     from ranklens.monitor.ssrf import redact_url
 
@@ -242,6 +248,7 @@ PAGES: tuple[Page, ...] = (
     # JSON write routes with the bearer token the user typed (kept in sessionStorage, never in a cookie)
     Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data, read_models.RulesPage),
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data, read_models.AlertsPage),
+    Page("/api/v1/projects/{project}/ingest", None, None, NoQuery, ingest_data, read_models.IngestPage),
     Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, read_models.WebhooksPage, private=True),
 )
 

@@ -1,0 +1,186 @@
+"""Ingesting production logs into the store: impressions and engagement events, one batch per request.
+
+Every event of a batch is validated on its own (:mod:`ranklens.production.events`); a bad one is answered
+with its kind, index, id, field and reason and counted, the others are stored. Storage is idempotent by event
+id within the project (an id already stored, or seen earlier in the batch, is a duplicate: counted, not
+stored again), and the batch is one transaction: acknowledged means committed.
+
+The status (:func:`ingest_status`) counts the engagement events whose impression is not (yet) stored:
+*pending* while their label window may still see the impression arrive (event time + label delay after the
+latest time in the log), *orphans* after; and *clock skew*: events before their impression.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import Table, and_, exists, func, select
+from sqlalchemy.orm import Session
+
+from ranklens.monitor.errors import MonitorError, NotFound, PayloadTooLarge
+from ranklens.monitor.models import IngestEvent, IngestImpression, ProductionSettings, Project
+from ranklens.production.events import iso_time as _iso
+from ranklens.production.events import validate_event, validate_impression
+
+__all__ = ["MAX_BATCH", "DEFAULT_LABEL_DELAY", "ingest_batch", "ingest_status"]
+
+#: the most events (impressions + engagement) one request may carry
+MAX_BATCH = 50_000
+DEFAULT_LABEL_DELAY = "24h"
+_IN_CHUNK = 500  # ids per IN (...) lookup: well inside SQLite's and PostgreSQL's parameter limits
+
+_IMP_COLUMNS = ("event_id", "request", "query", "item", "position", "score", "ts", "segment", "system")
+_EV_COLUMNS = ("event_id", "request", "item", "event", "ts", "value")
+
+
+def _table(model: Any) -> Table:
+    return model.__table__  # type: ignore[no-any-return]
+
+
+def _validated(kind: str, events: Any, check: Any) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, Any]], int]:
+    """Valid events by id (the first of a repeated id), the rejections, the repeats within the batch."""
+    rows: dict[str, tuple[Any, ...]] = {}
+    rejected: list[dict[str, Any]] = []
+    repeats = 0
+    if events is None:
+        return rows, rejected, 0
+    if not isinstance(events, list):
+        raise MonitorError(f"'{kind}s' must be a list of objects; got {type(events).__name__}")
+    for i, event in enumerate(events):
+        row, bad = check(event, i)
+        if bad is not None:
+            rejected.append(bad.to_dict())
+        elif row is not None:
+            if row[0] in rows:
+                repeats += 1
+            else:
+                rows[row[0]] = row
+    return rows, rejected, repeats
+
+
+def _store(s: Session, model: Any, columns: tuple[str, ...], project_id: int, rows: dict[str, tuple[Any, ...]], now: float) -> int:
+    """Insert the rows whose id is not stored yet; the number inserted."""
+    if not rows:
+        return 0
+    ids = list(rows)
+    stored: set[str] = set()
+    for i in range(0, len(ids), _IN_CHUNK):
+        part = ids[i : i + _IN_CHUNK]
+        stored.update(s.scalars(select(model.event_id).where(model.project_id == project_id, model.event_id.in_(part))))
+    new = [dict(zip(columns, row), project_id=project_id, received=now) for key, row in rows.items() if key not in stored]
+    if new:
+        s.execute(_insert_ignoring_duplicates(s, _table(model)), new)
+    return len(new)
+
+
+def _insert_ignoring_duplicates(s: Session, table: Table) -> Any:
+    """An INSERT that skips rows whose (project, event id) a concurrent writer stored first."""
+    if s.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing(index_elements=["project_id", "event_id"])
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing(index_elements=["project_id", "event_id"])
+
+
+def _project(s: Session, name: str) -> int:
+    pid = s.scalar(select(Project.id).where(Project.name == name))
+    if pid is None:
+        project = Project(name=name, description="")
+        s.add(project)
+        s.flush()
+        pid = project.id
+    return int(pid)
+
+
+def ingest_batch(s: Session, project: str, body: Any) -> dict[str, Any]:
+    """Validate and store one batch ``{"impressions": [...], "events": [...]}`` (either may be absent);
+    creates the project on first use. Returns what was received, stored, repeated and refused, and the
+    batch's engagement events whose impression is not stored (``unmatched``) or was shown after them
+    (``clock_skew``)."""
+    if not isinstance(body, dict) or not set(body) <= {"impressions", "events"}:
+        extra = sorted(set(body) - {"impressions", "events"}) if isinstance(body, dict) else None
+        raise MonitorError(
+            f"the body must be an object with 'impressions' and/or 'events' lists; got {'keys ' + ', '.join(extra) if extra else type(body).__name__}",
+        )
+    total = sum(len(v) for v in body.values() if isinstance(v, list))
+    if total > MAX_BATCH:
+        raise PayloadTooLarge(f"a batch holds at most {MAX_BATCH} events; got {total} (send several batches)")
+    imps, bad_imps, imp_repeats = _validated("impression", body.get("impressions"), validate_impression)
+    evs, bad_evs, ev_repeats = _validated("event", body.get("events"), validate_event)
+    now = time.time()
+    pid = _project(s, project)
+    stored_imps = _store(s, IngestImpression, _IMP_COLUMNS, pid, imps, now)
+    stored_evs = _store(s, IngestEvent, _EV_COLUMNS, pid, evs, now)
+    unmatched, skew = _match(s, pid, list(evs.values()))
+    return {
+        "project": project,
+        "impressions": {"received": len(body.get("impressions") or []), "stored": stored_imps,
+                        "duplicates": len(imps) - stored_imps + imp_repeats, "rejected": len(bad_imps)},
+        "events": {"received": len(body.get("events") or []), "stored": stored_evs,
+                   "duplicates": len(evs) - stored_evs + ev_repeats, "rejected": len(bad_evs),
+                   "unmatched": unmatched, "clock_skew": skew},
+        "rejected": (bad_imps + bad_evs)[:1000],
+    }
+
+
+def _match(s: Session, pid: int, events: list[tuple[Any, ...]]) -> tuple[int, int]:
+    """Of a batch's events: how many have no stored impression, how many precede theirs."""
+    if not events:
+        return 0, 0
+    shown: dict[tuple[str, str], float] = {}
+    requests = sorted({e[1] for e in events})
+    for i in range(0, len(requests), _IN_CHUNK):
+        q = select(IngestImpression.request, IngestImpression.item, IngestImpression.ts).where(
+            IngestImpression.project_id == pid, IngestImpression.request.in_(requests[i : i + _IN_CHUNK])
+        )
+        for request, item, ts in s.execute(q):
+            shown[(request, item)] = min(ts, shown.get((request, item), ts))
+    unmatched = sum(1 for e in events if (e[1], e[2]) not in shown)
+    skew = sum(1 for e in events if (e[1], e[2]) in shown and e[4] < shown[(e[1], e[2])])
+    return unmatched, skew
+
+
+def ingest_status(s: Session, project: str) -> dict[str, Any]:
+    """Totals of a project's production logs: impressions, requests, events, pending and orphan events,
+    clock skew, the time span, and throughput (rows received per minute over the last hour)."""
+    from ranklens.production.logs import parse_duration
+
+    pid = s.scalar(select(Project.id).where(Project.name == project))
+    if pid is None:
+        raise NotFound(f"no such project: {project!r}")
+    settings = s.get(ProductionSettings, pid)
+    delay = parse_duration(settings.label_delay if settings else DEFAULT_LABEL_DELAY)
+    imp, ev = IngestImpression, IngestEvent
+    n_imp, first_imp, last_imp = s.execute(select(func.count(), func.min(imp.ts), func.max(imp.ts)).where(imp.project_id == pid)).one()
+    n_ev, last_ev = s.execute(select(func.count(), func.max(ev.ts)).where(ev.project_id == pid)).one()
+    n_req = s.scalar(select(func.count(func.distinct(imp.request))).where(imp.project_id == pid)) or 0
+    as_of = max([t for t in (last_imp, last_ev) if t is not None], default=None)
+    same = and_(imp.project_id == ev.project_id, imp.request == ev.request, imp.item == ev.item)
+    unmatched = select(ev.ts).where(ev.project_id == pid, ~exists().where(same))
+    pending = orphans = 0
+    if as_of is not None:
+        pending = s.scalar(select(func.count()).select_from(unmatched.where(ev.ts + delay >= as_of).subquery())) or 0
+        orphans = s.scalar(select(func.count()).select_from(unmatched.where(ev.ts + delay < as_of).subquery())) or 0
+    skew = s.scalar(
+        select(func.count()).select_from(ev).where(ev.project_id == pid, exists().where(same, imp.ts > ev.ts))
+    ) or 0
+    since = time.time() - 3600
+    per_minute: dict[int, list[int]] = {}
+    for model, slot in ((imp, 0), (ev, 1)):
+        minute = func.floor(model.received / 60)
+        q = select(minute, func.count()).where(model.project_id == pid, model.received >= since).group_by(minute)
+        for m, n in s.execute(q):
+            per_minute.setdefault(int(m), [0, 0])[slot] = int(n)
+    return {
+        "project": project,
+        "impressions": int(n_imp), "requests": int(n_req), "events": int(n_ev),
+        "pending_events": int(pending), "orphan_events": int(orphans), "clock_skew_events": int(skew),
+        "first": _iso(first_imp) if first_imp is not None else None,
+        "as_of": _iso(as_of) if as_of is not None else None,
+        "label_delay": settings.label_delay if settings else DEFAULT_LABEL_DELAY,
+        "throughput": [{"minute": _iso(m * 60), "impressions": v[0], "events": v[1]} for m, v in sorted(per_minute.items())],
+    }
+
