@@ -428,6 +428,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise MonitorError(f"the body is not JSON: {exc}") from None
         return await run_in_threadpool(lambda: db.write(lambda s: ingest_batch(s, name, body)))
 
+    @app.post("/api/v1/projects/{project}/windows/refresh", dependencies=[Write])
+    async def api_refresh_windows(project: str, request: Request) -> dict[str, Any]:
+        # recompute the per-window series from the stored logs (ranklens.monitor.production); the body may
+        # set the production settings: {"labels": {...}, "window": "1d", "label_delay": "24h", "measures": [...]}
+        import json as _json
+
+        from starlette.concurrency import run_in_threadpool
+
+        from ranklens.monitor.production import refresh_windows
+
+        raw = await request.body()
+        try:
+            body = _json.loads(raw) if raw.strip() else {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MonitorError(f"the body is not JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise MonitorError("the body must be a JSON object of production settings (or empty)")
+        name = _project_path(project)
+        return await run_in_threadpool(lambda: db.write(lambda s: refresh_windows(s, name, body)))
+
     @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201, response_model=DatasetCreated)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
         out, created = monitor.add_dataset(_project_path(project), body)

@@ -170,6 +170,20 @@ class MonitorClient:
         """Totals of the project's production logs: pending, orphan and clock-skew events, throughput."""
         return self.request("GET", f"/api/v1/projects/{_q(project)}/ingest")  # type: ignore[no-any-return]
 
+    def refresh_windows(self, project: str, **settings: Any) -> dict[str, Any]:
+        """Recompute the per-window series; ``settings`` (labels, window, label_delay, measures,
+        reference_window) update the project's production settings first."""
+        return self.request("POST", f"/api/v1/projects/{_q(project)}/windows/refresh", json_body=settings)  # type: ignore[no-any-return]
+
+    def production(self, project: str) -> dict[str, Any]:
+        """The live page's data: the current series, drift, alerts of the series and ingestion status."""
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/production")  # type: ignore[no-any-return]
+
+    def windows(self, project: str, *, history: bool = False, **filters: str) -> dict[str, Any]:
+        """The stored series (``history``: every revision)."""
+        params = {"history": "true" if history else "false", **filters}
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/windows", params=params)  # type: ignore[no-any-return]
+
     def add_dataset(self, project: str, name: str, version: str, qrels: Any) -> dict[str, Any]:
         """Upload a qrels version (a dict, :class:`ranklens.Qrels`, frame or file path)."""
         from ranklens.data.io import read_qrels

@@ -13,7 +13,7 @@ per-query value stays an integer): :data:`Number` is declared as a JSON number.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema
 
@@ -22,6 +22,7 @@ __all__ = [
     "AlertsPage",
     "DatasetsPage",
     "IngestPage",
+    "ProductionPage",
     "OverviewPage",
     "ProjectsPage",
     "RulesPage",
@@ -31,6 +32,7 @@ __all__ = [
     "SnapshotPage",
     "SnapshotsPage",
     "WebhooksPage",
+    "WindowsPage",
 ]
 
 #: A JSON number: an int stays an int and a float a float (``float`` alone would turn ``1`` into ``1.0``).
@@ -461,6 +463,78 @@ class IngestPage(_Read):
     as_of: str | None
     label_delay: str
     throughput: list[ThroughputRow]
+
+
+class WindowPoint(_Read):
+    """One revision of one window × segment × system × measure (``current`` and ``refresh`` with history)."""
+
+    start: str
+    end: str
+    segment: str
+    system: str
+    measure: str
+    value: Number | None
+    ci: list[Number | None]
+    n: int
+    provisional: bool
+    revision: int
+    current: bool | None = None
+    refresh: int | None = None
+
+
+class WindowsPage(_Read):
+    project: str
+    history: bool
+    windows: list[WindowPoint]
+
+
+class DriftPoint(_Read):
+    start: str
+    segment: str
+    system: str
+    what: str
+    psi: Number | None
+    ks_p: Number | None
+    flag: bool
+
+
+class WindowAlertRow(_Read):
+    rule: int
+    start: str
+    segment: str
+    system: str
+    measure: str
+    state: str
+    value: Number | None
+    reference: Number | None
+    p: Number | None
+    message: str
+
+
+class ProductionSettingsRow(_Read):
+    labels: dict[str, Any]
+    window: str
+    label_delay: str
+    measures: list[str]
+    reference_window: str | None
+
+
+class RefreshRow(_Read):
+    id: int
+    at: str
+    as_of: str
+    counts: dict[str, int]
+    revised: int
+
+
+class ProductionPage(_Read):
+    project: str
+    settings: ProductionSettingsRow | None
+    refreshed: RefreshRow | None
+    windows: list[WindowPoint]
+    drift: list[DriftPoint]
+    alerts: list[WindowAlertRow]
+    ingest: IngestPage
 
 
 # ---------------------------------------------------------------------------------------------------------

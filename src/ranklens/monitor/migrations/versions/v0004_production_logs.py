@@ -7,6 +7,8 @@ Revises: 0003_coverage
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -16,7 +18,7 @@ branch_labels = None
 depends_on = None
 
 
-def _key(table: str) -> list[sa.SchemaItem]:
+def _key(table: str) -> list[Any]:
     return [
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("project_id", sa.Integer(), nullable=False),
