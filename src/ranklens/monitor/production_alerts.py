@@ -1,6 +1,7 @@
 """The project's rules checked on the per-window series of its production logs — the one rule model.
 
-The same rules (``rules`` table, :func:`ranklens.gates.rule_scopes` for where each applies: a rule for one
+Only closed windows are checked: a provisional window still lacks engagement that is on its way, so its
+value is low by construction (a drop rule would fire on every fresh window). The same rules (``rules`` table, :func:`ranklens.gates.rule_scopes` for where each applies: a rule for one
 segment checks that segment; a rule without one checks every segment, and a segment's own rule of the same
 kind and measure replaces it there) are checked on every window of the series after each refresh:
 
@@ -9,7 +10,8 @@ kind and measure replaces it there) are checked on every window of the series af
   default: 3) earlier windows of the same segment, system and measure? Tested with the mixture sequential probability
   ratio test (:func:`ranklens.stats.msprt`): each refresh is one more look at a window whose data is still
   arriving, and the p-value kept is the running minimum over the looks, which by Ville's inequality stays
-  below α with probability ≥ 1 − α under no drop however often one looks (a z-test at every look would not:
+  below α with probability ≥ 1 − α under no drop however often one looks — a window revised after it closed,
+  or re-checked at every refresh, stays covered (a z-test at every look would not:
   see ``tests/monitor/test_production_alerts.py``). ``alpha`` defaults to 0.05, the mixing sd τ is the larger
   of ``max_drop`` and a tenth of the reference mean.
 
@@ -96,8 +98,8 @@ def check_window_rules(s: Session, pid: int) -> list[dict[str, Any]]:
             if rule.system_id is not None and names.get(rule.system_id) != system:
                 continue
             for i, v in enumerate(points):
-                if v.value is None:
-                    continue
+                if v.value is None or v.provisional:
+                    continue  # a provisional value lacks engagement still to come: low by construction
                 reference = p = None
                 if rule.kind == "threshold":
                     breach = _breaches_threshold(rule, v.value)
