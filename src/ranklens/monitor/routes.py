@@ -11,7 +11,7 @@ can be called in-process::
     >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
     2026
     >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
-    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/ingest', '/api/v1/projects/{project}/windows', '/api/v1/projects/{project}/production']
+    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/ingest', '/api/v1/projects/{project}/windows']
 """
 
 from __future__ import annotations
@@ -272,7 +272,11 @@ PAGES: tuple[Page, ...] = (
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data, read_models.AlertsPage),
     Page("/api/v1/projects/{project}/ingest", None, None, NoQuery, ingest_data, read_models.IngestPage),
     Page("/api/v1/projects/{project}/windows", None, None, WindowsQuery, windows_data, read_models.WindowsPage),
-    Page("/api/v1/projects/{project}/production", None, None, NoQuery, production_data, read_models.ProductionPage),
+    # the live page: the per-window series of the production logs, drift and throughput
+    Page(
+        "/api/v1/projects/{project}/production", "/projects/{project}/production", "production.html", NoQuery, production_data,
+        read_models.ProductionPage, charts.production_figures,
+    ),
     Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, read_models.WebhooksPage, private=True),
 )
 
