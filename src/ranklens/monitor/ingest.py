@@ -60,29 +60,30 @@ def _validated(kind: str, events: Any, check: Any) -> tuple[dict[str, tuple[Any,
 
 
 def _store(s: Session, model: Any, columns: tuple[str, ...], project_id: int, rows: dict[str, tuple[Any, ...]], now: float) -> int:
-    """Insert the rows whose id is not stored yet; the number inserted."""
+    """Insert the rows whose id is not stored yet (``ON CONFLICT DO NOTHING``, so a concurrent writer's row
+    wins quietly); the number inserted. The rows go to the driver's ``executemany`` as tuples: building a
+    SQLAlchemy parameter set per row cost more than the insert itself."""
     if not rows:
         return 0
+    conn = s.connection()
+    table = _table(model).name
+    names = ("project_id", *columns, "received")
+    postgres = conn.dialect.name == "postgresql"
+    mark = "%s" if postgres else "?"
+    sql = (f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))}) "
+           "ON CONFLICT (project_id, event_id) DO NOTHING")
+    if not postgres:  # SQLite counts the rows executemany inserted (the ignored ones are not counted)
+        cursor = conn.exec_driver_sql(sql, [(project_id, *row, now) for row in rows.values()])
+        return int(cursor.rowcount)
     ids = list(rows)
     stored: set[str] = set()
     for i in range(0, len(ids), _IN_CHUNK):
         part = ids[i : i + _IN_CHUNK]
-        stored.update(s.scalars(select(model.event_id).where(model.project_id == project_id, model.event_id.in_(part))))
-    new = [dict(zip(columns, row), project_id=project_id, received=now) for key, row in rows.items() if key not in stored]
+        stored.update(conn.execute(select(model.event_id).where(model.project_id == project_id, model.event_id.in_(part))).scalars())
+    new = [(project_id, *row, now) for key, row in rows.items() if key not in stored]
     if new:
-        s.execute(_insert_ignoring_duplicates(s, _table(model)), new)
+        conn.exec_driver_sql(sql, new)
     return len(new)
-
-
-def _insert_ignoring_duplicates(s: Session, table: Table) -> Any:
-    """An INSERT that skips rows whose (project, event id) a concurrent writer stored first."""
-    if s.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(table).on_conflict_do_nothing(index_elements=["project_id", "event_id"])
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(table).on_conflict_do_nothing(index_elements=["project_id", "event_id"])
 
 
 def _project(s: Session, name: str) -> int:
@@ -136,7 +137,7 @@ def _match(s: Session, pid: int, events: list[tuple[Any, ...]]) -> tuple[int, in
         q = select(IngestImpression.request, IngestImpression.item, IngestImpression.ts).where(
             IngestImpression.project_id == pid, IngestImpression.request.in_(requests[i : i + _IN_CHUNK])
         )
-        for request, item, ts in s.execute(q):
+        for request, item, ts in s.connection().execute(q):
             shown[(request, item)] = min(ts, shown.get((request, item), ts))
     unmatched = sum(1 for e in events if (e[1], e[2]) not in shown)
     skew = sum(1 for e in events if (e[1], e[2]) in shown and e[4] < shown[(e[1], e[2])])
