@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         with httpx.Client(base_url=url, headers={**headers, "content-type": "application/json"}, timeout=60) as c:
             for i in range(args.latency_batches):
                 body = json.dumps(_batch(1000 + i, i, args.batch)[0]).encode()
-                t = time.perf_counter()
+                t0 = time.perf_counter()
                 c.post(f"/api/v1/projects/{project}/ingest", content=body).raise_for_status()
-                idle.append(1000 * (time.perf_counter() - t))
+                idle.append(1000 * (time.perf_counter() - t0))
     finally:
         proc.terminate()
         proc.wait(30)

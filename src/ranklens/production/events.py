@@ -193,7 +193,7 @@ def validate_impression(event: Any, index: int) -> tuple[tuple[Any, ...] | None,
         ts = _fast_time(g("timestamp"))
         if (ts is not None and _ok_text(i, 128) and _ok_text(r) and _ok_text(q) and _ok_text(it) and type(pos) is int
                 and 1 <= pos <= 1_000_000 and _ok_number(sc) and _ok_text(seg) and _ok_text(sy)):
-            return (i, r, q, it, pos, float(sc)  # type: ignore[arg-type], ts, seg, sy), None
+            return (i, r, q, it, pos, float(sc), ts, seg, sy), None  # type: ignore[arg-type]
     return _check("impression", event, index, _IMP)
 
 
