@@ -415,32 +415,34 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # production logs: {"impressions": [...], "events": [...]}, each event validated on its own
         # (ranklens.monitor.ingest); the token, the body limit and the wrong-token throttle are the write
         # routes' (RequestGate, BearerThrottle)
-        import json as _json
-
         from starlette.concurrency import run_in_threadpool
 
-        from ranklens.monitor.ingest import ingest_batch
+        from ranklens.monitor.ingest import store_batch, validate_batch
 
         name = _project_path(project)
-        try:
-            body = _json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise MonitorError(f"the body is not JSON: {exc}") from None
-        return await run_in_threadpool(lambda: db.write(lambda s: ingest_batch(s, name, body)))
+        raw = await request.body()
+
+        def work() -> dict[str, Any]:
+            try:
+                body = _loads(raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise MonitorError(f"the body is not JSON: {exc}") from None
+            batch = validate_batch(body)  # before the write transaction: the database is held only to store
+            return db.write(lambda s: store_batch(s, name, batch))
+
+        return await run_in_threadpool(work)
 
     @app.post("/api/v1/projects/{project}/windows/refresh", dependencies=[Write])
     async def api_refresh_windows(project: str, request: Request) -> dict[str, Any]:
         # recompute the per-window series from the stored logs (ranklens.monitor.production); the body may
         # set the production settings: {"labels": {...}, "window": "1d", "label_delay": "24h", "measures": [...]}
-        import json as _json
-
         from starlette.concurrency import run_in_threadpool
 
         from ranklens.monitor.production import refresh_windows
 
         raw = await request.body()
         try:
-            body = _json.loads(raw) if raw.strip() else {}
+            body = _loads(raw) if raw.strip() else {}
         except (ValueError, UnicodeDecodeError) as exc:
             raise MonitorError(f"the body is not JSON: {exc}") from None
         if not isinstance(body, dict):
@@ -613,6 +615,17 @@ def _plotly_path() -> Path | None:
         return None
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     return path if path.exists() else None
+
+
+def _loads(raw: bytes) -> Any:
+    """JSON from bytes: orjson when installed (several times faster on a batch of events), else json."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is optional
+        import json
+
+        return json.loads(raw)
+    return orjson.loads(raw)
 
 
 def _fmt_num(v: Any, digits: int = 4) -> str:

@@ -13,6 +13,7 @@ latest time in the log), *orphans* after; and *clock skew*: events before their 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, and_, exists, func, select
@@ -23,7 +24,7 @@ from ranklens.monitor.models import IngestEvent, IngestImpression, ProductionSet
 from ranklens.production.events import iso_time as _iso
 from ranklens.production.events import validate_event, validate_impression
 
-__all__ = ["MAX_BATCH", "DEFAULT_LABEL_DELAY", "ingest_batch", "ingest_status"]
+__all__ = ["DEFAULT_LABEL_DELAY", "MAX_BATCH", "Batch", "ingest_batch", "ingest_status", "store_batch", "validate_batch"]
 
 #: the most events (impressions + engagement) one request may carry
 MAX_BATCH = 50_000
@@ -96,35 +97,61 @@ def _project(s: Session, name: str) -> int:
     return int(pid)
 
 
-def ingest_batch(s: Session, project: str, body: Any) -> dict[str, Any]:
-    """Validate and store one batch ``{"impressions": [...], "events": [...]}`` (either may be absent);
-    creates the project on first use. Returns what was received, stored, repeated and refused, and the
-    batch's engagement events whose impression is not stored (``unmatched``) or was shown after them
-    (``clock_skew``)."""
+@dataclass
+class Batch:
+    """A validated batch, ready to store: the valid rows by id, the refusals and the repeated ids."""
+
+    received_impressions: int
+    received_events: int
+    impressions: dict[str, tuple[Any, ...]]
+    events: dict[str, tuple[Any, ...]]
+    rejected_impressions: list[dict[str, Any]]
+    rejected_events: list[dict[str, Any]]
+    repeats: tuple[int, int]
+
+
+def validate_batch(body: Any) -> Batch:
+    """Check the shape of a batch ``{"impressions": [...], "events": [...]}`` (either may be absent) and
+    every event in it. Done before the write transaction, so the database is held only to store."""
     if not isinstance(body, dict) or not set(body) <= {"impressions", "events"}:
         extra = sorted(set(body) - {"impressions", "events"}) if isinstance(body, dict) else None
         raise MonitorError(
-            f"the body must be an object with 'impressions' and/or 'events' lists; got {'keys ' + ', '.join(extra) if extra else type(body).__name__}",
+            f"the body must be an object with 'impressions' and/or 'events' lists; got {'keys ' + ', '.join(extra) if extra else type(body).__name__}"
         )
     total = sum(len(v) for v in body.values() if isinstance(v, list))
     if total > MAX_BATCH:
         raise PayloadTooLarge(f"a batch holds at most {MAX_BATCH} events; got {total} (send several batches)")
     imps, bad_imps, imp_repeats = _validated("impression", body.get("impressions"), validate_impression)
     evs, bad_evs, ev_repeats = _validated("event", body.get("events"), validate_event)
+    return Batch(len(body.get("impressions") or []), len(body.get("events") or []), imps, evs, bad_imps, bad_evs,
+                 (imp_repeats, ev_repeats))
+
+
+def store_batch(s: Session, project: str, batch: Batch) -> dict[str, Any]:
+    """Store a validated batch in the session's transaction (creating the project on first use). Returns
+    what was received, stored, repeated and refused, and the batch's engagement events whose impression is
+    not stored (``unmatched``) or was shown after them (``clock_skew``)."""
     now = time.time()
     pid = _project(s, project)
-    stored_imps = _store(s, IngestImpression, _IMP_COLUMNS, pid, imps, now)
-    stored_evs = _store(s, IngestEvent, _EV_COLUMNS, pid, evs, now)
-    unmatched, skew = _match(s, pid, list(evs.values()))
+    stored_imps = _store(s, IngestImpression, _IMP_COLUMNS, pid, batch.impressions, now)
+    stored_evs = _store(s, IngestEvent, _EV_COLUMNS, pid, batch.events, now)
+    unmatched, skew = _match(s, pid, list(batch.events.values()))
     return {
         "project": project,
-        "impressions": {"received": len(body.get("impressions") or []), "stored": stored_imps,
-                        "duplicates": len(imps) - stored_imps + imp_repeats, "rejected": len(bad_imps)},
-        "events": {"received": len(body.get("events") or []), "stored": stored_evs,
-                   "duplicates": len(evs) - stored_evs + ev_repeats, "rejected": len(bad_evs),
+        "impressions": {"received": batch.received_impressions, "stored": stored_imps,
+                        "duplicates": len(batch.impressions) - stored_imps + batch.repeats[0],
+                        "rejected": len(batch.rejected_impressions)},
+        "events": {"received": batch.received_events, "stored": stored_evs,
+                   "duplicates": len(batch.events) - stored_evs + batch.repeats[1], "rejected": len(batch.rejected_events),
                    "unmatched": unmatched, "clock_skew": skew},
-        "rejected": (bad_imps + bad_evs)[:1000],
+        "rejected": (batch.rejected_impressions + batch.rejected_events)[:1000],
     }
+
+
+def ingest_batch(s: Session, project: str, body: Any) -> dict[str, Any]:
+    """:func:`validate_batch` then :func:`store_batch` in one call (the server validates first, outside
+    the write transaction)."""
+    return store_batch(s, project, validate_batch(body))
 
 
 def _match(s: Session, pid: int, events: list[tuple[Any, ...]]) -> tuple[int, int]:
@@ -132,13 +159,17 @@ def _match(s: Session, pid: int, events: list[tuple[Any, ...]]) -> tuple[int, in
     if not events:
         return 0, 0
     shown: dict[tuple[str, str], float] = {}
+    wanted = {(e[1], e[2]) for e in events}
     requests = sorted({e[1] for e in events})
+    conn = s.connection()
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
     for i in range(0, len(requests), _IN_CHUNK):
-        q = select(IngestImpression.request, IngestImpression.item, IngestImpression.ts).where(
-            IngestImpression.project_id == pid, IngestImpression.request.in_(requests[i : i + _IN_CHUNK])
-        )
-        for request, item, ts in s.connection().execute(q):
-            shown[(request, item)] = min(ts, shown.get((request, item), ts))
+        part = requests[i : i + _IN_CHUNK]
+        sql = (f"SELECT request, item, ts FROM ingest_impressions WHERE project_id = {mark} "
+               f"AND request IN ({', '.join([mark] * len(part))})")  # raw: expanding IN through SQLAlchemy cost more than the query
+        for request, item, ts in conn.exec_driver_sql(sql, (pid, *part)).fetchall():
+            if (request, item) in wanted:
+                shown[(request, item)] = min(ts, shown.get((request, item), ts))
     unmatched = sum(1 for e in events if (e[1], e[2]) not in shown)
     skew = sum(1 for e in events if (e[1], e[2]) in shown and e[4] < shown[(e[1], e[2])])
     return unmatched, skew

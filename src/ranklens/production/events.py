@@ -169,10 +169,6 @@ def _required(event: Mapping[str, Any], name: str) -> Any:
     return event[name]
 
 
-def _ok_text(x: Any, limit: int = _TEXT_DEFAULT) -> bool:
-    return type(x) is str and 0 < len(x) <= limit and "\x00" not in x
-
-
 def _ok_number(x: Any) -> bool:
     return (type(x) is float or type(x) is int) and math.isfinite(x)
 
@@ -191,8 +187,10 @@ def validate_impression(event: Any, index: int) -> tuple[tuple[Any, ...] | None,
         g = event.get
         i, r, q, it, pos, sc, seg, sy = g("id"), g("request"), g("query"), g("item"), g("position"), g("score"), g("segment", "all"), g("system", "all")
         ts = _fast_time(g("timestamp"))
-        if (ts is not None and _ok_text(i, 128) and _ok_text(r) and _ok_text(q) and _ok_text(it) and type(pos) is int
-                and 1 <= pos <= 1_000_000 and _ok_number(sc) and _ok_text(seg) and _ok_text(sy)):
+        if (ts is not None and type(i) is str and type(r) is str and type(q) is str and type(it) is str
+                and type(seg) is str and type(sy) is str and 0 < len(i) <= 128 and 0 < len(r) <= 200 and 0 < len(q) <= 200
+                and 0 < len(it) <= 200 and 0 < len(seg) <= 200 and 0 < len(sy) <= 200 and "\x00" not in i + r + q + it + seg + sy
+                and type(pos) is int and 1 <= pos <= 1_000_000 and _ok_number(sc)):
             return (i, r, q, it, pos, float(sc), ts, seg, sy), None  # type: ignore[arg-type]
     return _check("impression", event, index, _IMP)
 
@@ -203,7 +201,9 @@ def validate_event(event: Any, index: int) -> tuple[tuple[Any, ...] | None, Reje
         g = event.get
         i, r, it, ev, v = g("id"), g("request"), g("item"), g("event"), g("value", 1.0)
         ts = _fast_time(g("timestamp"))
-        if ts is not None and _ok_text(i, 128) and _ok_text(r) and _ok_text(it) and _ok_text(ev, 100) and _ok_number(v):
+        if (ts is not None and type(i) is str and type(r) is str and type(it) is str and type(ev) is str
+                and 0 < len(i) <= 128 and 0 < len(r) <= 200 and 0 < len(it) <= 200 and 0 < len(ev) <= 100
+                and "\x00" not in i + r + it + ev and _ok_number(v)):
             return (i, r, it, ev, ts, float(v)), None
     return _check("event", event, index, _EV)
 
