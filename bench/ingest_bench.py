@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--batch", type=int, default=1000, help="events per request (impressions + engagement)")
     ap.add_argument("--senders", type=int, default=2)
     ap.add_argument("--latency-batches", type=int, default=100)
+    ap.add_argument("--refresh", action="store_true",
+                    help="then time one refresh of the per-window series over everything stored (1 h windows; nDCG@10, DCG@10, IPS-DCG@10)")
     ap.add_argument("--out", default="bench/out/ingest")
     args = ap.parse_args(argv)
     import httpx
@@ -138,6 +140,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 c.post(f"/api/v1/projects/{project}/ingest", content=body).raise_for_status()
                 idle.append(1000 * (time.perf_counter() - t0))
+        refresh_s = None
+        if args.refresh:
+            settings = {"labels": {"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0},
+                        "window": "1h", "label_delay": "1h", "measures": ["nDCG@10", "DCG@10", "IPS-DCG@10"]}
+            with httpx.Client(base_url=url, headers=headers, timeout=3600) as c:
+                t0 = time.perf_counter()
+                c.post(f"/api/v1/projects/{project}/windows/refresh", json=settings).raise_for_status()
+                refresh_s = time.perf_counter() - t0
     finally:
         proc.terminate()
         proc.wait(30)
@@ -152,6 +162,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "p99_vs_target": round(_pct(lat, 0.99) / TARGET_P99_MS, 2),
         "server_rss_mb": [round(rss_before), round(rss_after)],
     }
+    if refresh_s is not None:
+        total = stored[0] + len(idle) * _batch(0, 0, args.batch)[1] + _batch(99, 0, 10)[1]  # + the idle and warm-up batches
+        report.update({"refresh_impressions": total, "refresh_s": round(refresh_s, 2),
+                       "refresh_impressions_per_s": round(total / refresh_s), "refresh_10M_extrapolated_s": round(1e7 * refresh_s / total)})
     print(json.dumps(report, indent=2))
     (out / f"ingest-{args.backend}.json").write_text(json.dumps(report, indent=2))
     return report
