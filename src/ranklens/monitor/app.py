@@ -410,7 +410,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
-    @app.post("/api/v1/projects/{project}/ingest", dependencies=[Write])
+    @app.post("/api/v1/projects/{project}/ingest", dependencies=[Write], openapi_extra={"requestBody": _INGEST_BODY})
     async def api_ingest_logs(project: str, request: Request) -> dict[str, Any]:
         # production logs: {"impressions": [...], "events": [...]}, each event validated on its own
         # (ranklens.monitor.ingest); the token, the body limit and the wrong-token throttle are the write
@@ -432,7 +432,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         return await run_in_threadpool(work)
 
-    @app.post("/api/v1/projects/{project}/windows/refresh", dependencies=[Write])
+    @app.post("/api/v1/projects/{project}/windows/refresh", dependencies=[Write], openapi_extra={"requestBody": _REFRESH_BODY})
     async def api_refresh_windows(project: str, request: Request) -> dict[str, Any]:
         # recompute the per-window series from the stored logs (ranklens.monitor.production); the body may
         # set the production settings: {"labels": {...}, "window": "1d", "label_delay": "24h", "measures": [...]}
@@ -532,7 +532,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-RuleId = Annotated[int, PathParam(ge=1, le=INT32_MAX)]  # the id column is 32-bit: beyond it is a 422, not a database error
+RuleId = Annotated[int, PathParam(ge=1, le=INT32_MAX)]
+
+# the bodies of the production-log routes, read by the routes themselves (each event is checked on its own,
+# ranklens.monitor.ingest): described here for the OpenAPI document
+_INGEST_BODY = {"required": True, "content": {"application/json": {"schema": {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "impressions": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "request": {"type": "string"}, "query": {"type": "string"}, "item": {"type": "string"},
+            "position": {"type": "integer", "minimum": 1}, "score": {"type": "number"},
+            "timestamp": {"type": ["string", "number"]}, "segment": {"type": "string"}, "system": {"type": "string"}}}},
+        "events": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "request": {"type": "string"}, "item": {"type": "string"}, "event": {"type": "string"},
+            "timestamp": {"type": ["string", "number"]}, "value": {"type": "number"}}}},
+    }}}}}
+_REFRESH_BODY = {"required": False, "content": {"application/json": {"schema": {
+    "type": "object", "additionalProperties": False,
+    "properties": {"labels": {"type": "object"}, "window": {"type": "string"}, "label_delay": {"type": "string"},
+                   "measures": {"type": "array", "items": {"type": "string"}}, "reference_window": {"type": ["string", "null"]}},
+    }}}}  # the id column is 32-bit: beyond it is a 422, not a database error
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -586,7 +605,7 @@ def _status_codes(method: str, path: str, op: dict[str, Any], private: set[str])
         codes[401] = "no or wrong token"
     if method != "GET":
         codes[413] = "the body is larger than the server's limit (--max-body)"
-    if "{project}" in path and (method == "GET" or "{rule_id}" in path or path.endswith("/runs")):
+    if "{project}" in path and (method == "GET" or "{rule_id}" in path or path.endswith(("/runs", "/windows/refresh"))):
         codes[404] = "no such project (or rule, snapshot, dataset, system)"
     if method == "POST" and path in _CREATED_OR_SAME and path != "/api/v1/projects":
         codes[409] = "the same id with different content is already stored"

@@ -34,6 +34,7 @@ __all__ = [
     "EVENT_FIELDS",
     "IMPRESSION_FIELDS",
     "MAX_TEXT",
+    "MAX_TIME",
     "Rejection",
     "content_id",
     "iso_time",
@@ -49,6 +50,8 @@ EVENT_FIELDS = ("id", "request", "item", "event", "timestamp", "value")
 #: the longest id, request, query, item, segment or system name stored (the columns' width)
 MAX_TEXT = {"id": 128, "event": 100}
 _TEXT_DEFAULT = 200
+#: the latest time accepted, 9999-12-31T23:59:59Z in epoch seconds (the earliest is the epoch itself)
+MAX_TIME = 253402300799
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,8 @@ def parse_time(value: Any) -> float:
             t = parsed.timestamp()
     else:
         raise ValueError(f"expected an ISO 8601 time or epoch seconds; got {value!r}")
-    if not math.isfinite(t):
-        raise ValueError(f"expected a finite time; got {value!r}")
+    if not math.isfinite(t) or not 0 <= t <= MAX_TIME:
+        raise ValueError(f"expected a time between 1970-01-01 and 9999-12-31; got {value!r}")
     return t
 
 
@@ -174,7 +177,7 @@ def _ok_number(x: Any) -> bool:
 
 
 def _fast_time(x: Any) -> float | None:
-    if (type(x) is float or type(x) is int) and math.isfinite(x):
+    if (type(x) is float or type(x) is int) and 0 <= x <= MAX_TIME:
         return float(x)
     return None
 
