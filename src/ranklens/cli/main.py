@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diversity": ("ranklens.cli.diversity_cmd", "command", "Intent-aware measures (alpha-nDCG, ERR-IA, NRBP …) over intent-level qrels (qid intent docid rel)."),
     "rag": ("ranklens.cli.rag_cmd", "command", "RA-nWG@K, N-Recall, Harm, PROC and %PROC of RAG context sets."),
     "serve": ("ranklens.cli.serve_cmd", "command", "Run the monitoring service and dashboard (http://127.0.0.1:8000)."),
+    "ingest": ("ranklens.cli.ingest_cmd", "command", "Send production impressions and engagement events to a monitor server."),
     "push": ("ranklens.cli.push_cmd", "command", "Push `ranklens eval --format json` results to a monitor server."),
     "rules": ("ranklens.cli.rules_cmd", "command", "Manage a monitor project's rules: add (or --file rules.toml), list, edit, disable; headline measure."),
     "demo-monitor": ("ranklens.cli.demo_monitor_cmd", "command", "Seed a monitor database with 90 days of demo history."),
