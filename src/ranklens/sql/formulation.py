@@ -55,7 +55,7 @@ POLICY: dict[str, tuple[object, ...] | None] = {
     "missing": ("skip", "zero", "error"), "negative": ("trec", "zero", "error"), "judged_only": None,
     "max_docs": None, "rel_level": None, "labels": (None, "int", "float"), "train": (None,), "items": (None,),
     "exclude_seen": (False,), "empty": (None,), "aggregate": (None,), "train_columns": (None,),
-    "items_columns": (None,),
+    "items_columns": (None,), "intents": (None,),
 }
 _READING = ("qrels_format", "run_format", "qrels_columns", "run_columns")
 
