@@ -43,7 +43,7 @@ def evaluate(qrels: Any, run: Any, measures: MeasuresArg, **options: Any) -> Res
         from ranklens.measures import parse_many
 
         try:
-            wanted = parse_many(measures, rel_level=policy.rel_level)
+            wanted = [m.validate() for m in parse_many(measures, rel_level=policy.rel_level)]  # (as the Evaluator)
         except RanklensError:  # (no backend then: the reference parses them again and says what is wrong)
             wanted = []
         choice = choose_backend(wanted, policy, qrels, [run], inputs="memory")

@@ -22,7 +22,7 @@ declines ``missing="zero"`` whatever the file pass declares (it does not add the
 >>> res.per_query("RR"), res.notes
 ({1: 1.0}, ('1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0',))
 >>> evaluate_memory({"q": {"a": 1.5}}, {"q": {"a": 1.0}}, parse_many(["RR"]), None, why) is None, why[-1]
-(True, "qrels given as a dict: a key or value it does not read beyond doubt (ids: str of printable ASCII or int; labels: int 0..999999999; scores: finite float or int)")
+(True, 'qrels given as a dict: a key or value it does not read beyond doubt (ids: str of printable ASCII or int; labels: int 0..999999999; scores: finite float or int)')
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ def evaluate_memory(
         why.append(express.measures_declined(measures) or express.unavailable() or "declined")
         return None
     cx = express._cexpress
+    said = len(why)
     qkind, rkind = kind_of(qrels), kind_of(run)
     if qkind == "dict":
         parsed = cx.parse_qrels_dict(qrels)
@@ -101,7 +102,7 @@ def evaluate_memory(
         segments = _segments(qrels, QRELS, why, "qrels")
         parsed = None if segments is None else cx.parse_qrels_columns(segments[0], segments[1])
     if parsed is None:
-        if not why:
+        if len(why) == said:
             why.append(f"qrels given as a {qkind}: " + (f"a key or value it does not read beyond doubt ({_DICT_RULES})"
                        if qkind == "dict" else "a column it does not read beyond doubt (a null, an id with a space or "
                        "outside ASCII, an empty id, a label that is no integer in 0..999999999, a judgement twice)"))
@@ -117,7 +118,7 @@ def evaluate_memory(
         got = None if segments is None else cx.evaluate_columns(judged, segments[1], specs, True)
         int_ids = bool(segments and segments[2])
     if got is None or not got[2]:
-        if not why:
+        if len(why) == said:
             why.append(f"run given as a {rkind}: " + (
                 "no query in common with the qrels" if got is not None else
                 f"a key or value it does not read beyond doubt ({_DICT_RULES}), or a document twice in a query"

@@ -24,6 +24,7 @@ from ranklens.express import available
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trec_eval"))
 import test_differential as gen  # noqa: E402
+
 from backends_under_test import MEMORY_KINDS, as_kind, forced  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not available(), reason="ranklens._cexpress is not built")
@@ -158,7 +159,6 @@ def test_declines_with_a_reason_and_the_reference_says(case: str) -> None:
 @pytest.mark.parametrize("kind", ["pandas", "polars", "arrow"])
 def test_a_null_in_a_frame_declines_and_the_reference_says(kind: str) -> None:
     import pandas as pd
-
     import polars as pl
     import pyarrow as pa
 
