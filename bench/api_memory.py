@@ -12,7 +12,8 @@ building its Qrels and Run and evaluating). Memory: the process's peak RSS (``Vm
 data included: every tool holds the same inputs) and the call's own growth (the peak during the call, reset
 with ``/proc/self/clear_refs`` just before it, less the RSS before it). Wall times are the call's, the
 median of the repetitions (tools interleaved); every value is checked against pytrec_eval's to 1e-9 before
-a time is shown. ``ranklens-*-reference`` force the reference engine (``RANKLENS_BACKEND=reference``) for
+a time is shown. The call's CPU time (``time.process_time``, every thread of the process) is shown too: on
+a shared machine it moves less with the load than the wall time does. ``ranklens-*-reference`` force the reference engine (``RANKLENS_BACKEND=reference``) for
 comparison. Writes nothing but the table (standard output).
 """
 
@@ -93,12 +94,12 @@ def worker(tool: str, rows: int) -> dict[str, Any]:
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # (resets VmHWM to the current RSS)
     before = _status("VmRSS")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     value = call(tool, qrels, run)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     call_peak = _status("VmHWM")
     return {
-        "tool": tool, "value": value, "seconds": seconds, "rss_before_mb": before, "call_growth_mb": call_peak - before,
+        "tool": tool, "value": value, "seconds": seconds, "cpu_s": cpu, "rss_before_mb": before, "call_growth_mb": call_peak - before,
         "peak_mb": max(build_peak, call_peak),
     }
 
@@ -158,20 +159,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if oracle is not None and abs(got[0]["value"] - oracle) > 1e-9:
             raise SystemExit(f"{t}: mean nDCG@10 {got[0]['value']!r} differs from pytrec_eval's {oracle!r}")
     base = statistics.median(r["seconds"] for r in runs["pytrec_eval"]) if "pytrec_eval" in runs else None
+    base_cpu = statistics.median(r["cpu_s"] for r in runs["pytrec_eval"]) if "pytrec_eval" in runs else None
     base_peak = max(r["peak_mb"] for r in runs["pytrec_eval"]) if "pytrec_eval" in runs else None
     print(f"mean nDCG@10 of {args.rows:,} rows in memory ({args.rows // DOCS_PER_QUERY:,} queries), "
           f"median of {args.repeat}, fresh processes; value {oracle if oracle is not None else runs[tools[0]][0]['value']:.6f}")
     print()
-    print("| tool | call s | vs pytrec_eval | process peak RSS MB | call's own growth MB |")
-    print("|---|---|---|---|---|")
+    print("| tool | call s | vs pytrec_eval | call CPU s | vs pytrec_eval (CPU) | process peak RSS MB | call's own growth MB |")
+    print("|---|---|---|---|---|---|---|")
     summary: dict[str, tuple[float, float, float]] = {}
     for t, got in runs.items():
         s = statistics.median(r["seconds"] for r in got)
         peak = max(r["peak_mb"] for r in got)
         growth = max(r["call_growth_mb"] for r in got)
         summary[t] = (s, peak, growth)
+        cpu = statistics.median(r["cpu_s"] for r in got)
         ratio = f"{base / s:.1f}× faster" if base else "—"
-        print(f"| {t} | {s:.3f} | {ratio} | {peak:.0f} | {growth:.0f} |")
+        cpu_ratio = f"{base_cpu / cpu:.1f}×" if base_cpu and cpu > 0 else "—"
+        print(f"| {t} | {s:.3f} | {ratio} | {cpu:.3f} | {cpu_ratio} | {peak:.0f} | {growth:.0f} |")
     if base and base_peak:
         print()
         print("| target | measured | met? |")

@@ -44,8 +44,8 @@ def kind_of(obj: object) -> str | None:
     >>> kind_of({"q1": {"d1": 1}}), kind_of({"query_id": ["q1"]}), kind_of("run.txt")
     ('dict', None, None)
     """
-    if type(obj) is dict:
-        return "dict" if all(type(v) is dict for v in obj.values()) and obj else None
+    if type(obj) is dict:  # (its first value only: the C walker declines a later one that is no dict)
+        return "dict" if obj and type(next(iter(obj.values()))) is dict else None
     module, name = type(obj).__module__.split(".")[0], type(obj).__name__
     if module == "pandas" and name == "DataFrame":
         return "pandas"

@@ -138,6 +138,7 @@ DECLINED: dict[str, tuple[Any, Any, str, str | None]] = {
     "float label": ({"q1": {"a": 1.5}}, GOOD_R, "qrels given as a dict: a key or value", "expected an integer relevance label"),
     "negative label": ({"q1": {"a": -1, "b": 1}}, GOOD_R, "qrels given as a dict: a key or value", None),
     "a document twice (1 and '1')": (GOOD_Q, {"q1": {1: 1.0, "1": 2.0}}, "run given as a dict: a key or value", "twice"),
+    "a later value no dict": (GOOD_Q, {"q1": {"a": 1.0}, "q2": [1.0]}, "run given as a dict: a key or value", "missing columns"),
     "dict of columns": (GOOD_Q, {"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}, "run given as a dict that is not", None),
     "no query in common": (GOOD_Q, {"zz": {"a": 1.0}}, "run given as a dict: no query in common", "no query to evaluate"),
     "a Run": (GOOD_Q, "READ", "run given as ranklens.Run, not a dict, frame or Arrow table", None),
