@@ -128,7 +128,9 @@ def _spawn(tool: str, rows: int) -> dict[str, Any]:
     from bench.measure import spawn
 
     env = {k: v for k, v in os.environ.items() if k not in ("RANKLENS_BACKEND", "RANKLENS_DEBUG")}
-    done = spawn([sys.executable, "-m", "bench.api_memory", "--worker", tool, "--rows", str(rows)], timeout=1800, env=env)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    argv = [sys.executable, "-m", "bench.api_memory", "--worker", tool, "--rows", str(rows)]
+    done = spawn(argv, timeout=1800, env=env, cwd=repo)
     if not done.ok:
         raise SystemExit(f"{tool}: {done.failure()}")
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
