@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import ranklens
+from ranklens import memory
 from ranklens.errors import FormatError, InputError, RanklensError, RanklensWarning
 from ranklens.express import available
 
@@ -68,6 +69,33 @@ def test_whole_results_equal_the_reference(kind: str, measures: list[str], colle
             on("compiled", q, r, measures)
         q = as_kind(kind, {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}, "relevance")
     same(on("compiled", q, r, measures), on("reference", q, r, measures))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collection=gen.collections())
+@pytest.mark.parametrize("kind", ["pandas", "arrow"])
+def test_a_frame_given_a_few_rows_at_a_time(kind: str, collection: tuple[dict, dict], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames are evaluated ``memory.BLOCK_ROWS`` rows at a time, a query's rows carried on to the next block;
+    with blocks of 3 rows (queries straddle them, some longer than a block) the Results are the reference's,
+    and the blocks answered (not the whole-run fallback) since these frames hold each query's rows together."""
+    qrels, run = collection
+    if not set(qrels) & set(run):
+        return
+    qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
+    answered: list[bool] = []
+    by_blocks = memory._by_blocks
+
+    def spy(*args: Any) -> Any:
+        got = by_blocks(*args)
+        answered.append(got is not None)
+        return got
+
+    monkeypatch.setattr(memory, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(memory, "_by_blocks", spy)
+    q, r = as_kind(kind, qrels, "relevance"), as_kind(kind, run, "score")
+    for measures in (MEASURES, CUT):
+        same(on("compiled", q, r, measures), on("reference", q, r, measures))
+    assert answered == [True, True]
 
 
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
