@@ -4,9 +4,9 @@ dispatcher (:func:`ranklens.backends.choose_backend` with ``inputs="memory"``) c
 * pandas and polars DataFrames, Arrow tables and record batches: their query, document and value columns
   are found by name as the reference finds them (:func:`ranklens.data.columns.resolve_columns`), and their
   Arrow buffers are read in place by the same C functions as a Parquet run's batches
-  (``_cexpress.evaluate_columns``, ``_cexpress.parse_qrels_columns``); integer id columns are read as their
-  decimal strings, as the reference compares them (a pandas object column of strings is converted to Arrow,
-  as the reference converts it);
+  (``_cexpress.evaluate_columns``, ``_cexpress.parse_qrels_columns``), :data:`BLOCK_ROWS` rows at a time;
+  integer id columns are read as their decimal strings, as the reference compares them (a pandas object
+  column of strings is converted to Arrow, as the reference converts it);
 * pytrec_eval's ``{query id: {document id: value}}`` dicts are walked in C (``_cexpress.evaluate_dict``,
   ``_cexpress.parse_qrels_dict``) without building a frame or a list of rows.
 
