@@ -1345,16 +1345,62 @@ static PyObject *parse_qrels_dict(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nn)", capsule, qr->queries.n);
 }
 
-/* evaluate_dict(qrels, run, specs) -> None | (the tuple of evaluate_block, int_ids)
+/* Evaluate the rows collected so far (whole queries) and append what they give to lists (run queries,
+ * evaluated queries, values) and *run_only_rows; remember their queries in seen; start the next block. 0, 1
+ * to decline, -1 on memory failure (an exception set), -2 with an exception set. */
+static int dict_flush(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, Rows *c, Py_ssize_t block, Names *seen,
+                      PyObject **lists, Py_ssize_t *run_only_rows) {
+    if (c->n_rows == 0) return 0;
+    Evaluated e;
+    int status = evaluate_rows(qr, specs, n_specs, c, 1, c->n_rows, &e);
+    if (status != 0) {
+        evaluated_free(&e);
+        if (status < 0) PyErr_NoMemory();
+        return status;
+    }
+    Str no_tag = {NULL, 0};
+    PyObject *got = rows_result(c, &e, n_specs, no_tag);
+    evaluated_free(&e);
+    if (got == NULL) return -2;
+    for (int i = 0; i < 3; i++) {
+        Py_ssize_t n = PyList_Size(lists[i]);
+        if (PyList_SetSlice(lists[i], n, n, PyTuple_GetItem(got, i + 1)) < 0) {
+            Py_DECREF(got);
+            return -2;
+        }
+    }
+    *run_only_rows += PyLong_AsSsize_t(PyTuple_GetItem(got, 4));
+    Py_DECREF(got);
+    for (Py_ssize_t q = 0; q < c->rq.n; q++)
+        if (names_find(seen, c->rq.str[q], 1) == -2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    rows_free(c, qr);
+    if (rows_init(c, block, qr) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* evaluate_dict(qrels, run, specs[, block]) -> None | (the tuple of evaluate_block, int_ids)
  *
  * As evaluate_columns with final set, for a run given as a {query id: {document id: score}} dict (see
- * above; a query may appear as 1 and as "1": its rows are grouped, as the reference groups them; a
- * document twice within a query declines). int_ids: every query id of the dict is an int (the results
- * hand them back as ints, as the reference's id_kind). tag is None. */
+ * above), evaluated block rows at a time (whole queries; the row array then stays in the processor's cache
+ * and the call's memory bounded); a query may appear as 1 and as "1" within a block (its rows are grouped,
+ * as the reference groups them), in two blocks it declines; a document twice within a query declines.
+ * int_ids: every query id of the dict is an int (the results hand them back as ints, as the reference's
+ * id_kind). tag is None; consumed and rows count every row. */
 static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
     PyObject *capsule, *data, *specs_obj;
+    Py_ssize_t block = 65536;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OO!O", &capsule, &PyDict_Type, &data, &specs_obj)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO!O|n", &capsule, &PyDict_Type, &data, &specs_obj, &block)) return NULL;
+    if (block < 1) {
+        PyErr_SetString(PyExc_ValueError, "block must be at least 1");
+        return NULL;
+    }
     Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
     if (qr == NULL) return NULL;
     Spec specs[64];
@@ -1366,14 +1412,19 @@ static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
     }
     Py_ssize_t total = dict_rows(data);
     if (total <= 0 || total >= INT32_MAX / 4) Py_RETURN_NONE;
-    PyObject *keep = PyList_New(0);
-    if (keep == NULL) return NULL;
+    PyObject *keep = PyList_New(0), *lists[3] = {PyList_New(0), PyList_New(0), PyList_New(0)};
     PyObject *result = NULL;
+    Names seen;
     Rows c;
-    Evaluated e;
-    int status = rows_init(&c, total, qr) < 0 ? -1 : 0, is_int, all_int = 1;
-    if (status < 0) PyErr_NoMemory();
-    Py_ssize_t pos = 0, where = 0;
+    int status = 0, is_int, all_int = 1;
+    memset(&c, 0, sizeof(Rows));
+    memset(&seen, 0, sizeof(Names));
+    if (keep == NULL || !lists[0] || !lists[1] || !lists[2] || names_init(&seen, 1024) < 0 ||
+        rows_init(&c, block < total ? block : total, qr) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        status = -2;
+    }
+    Py_ssize_t pos = 0, where = 0, run_only_rows = 0;
     PyObject *qkey, *inner;
     while (status == 0 && PyDict_Next(data, &pos, &qkey, &inner)) {
         Str q, d;
@@ -1381,7 +1432,9 @@ static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
         PyObject *dkey, *value;
         if (!PyLong_CheckExact(qkey)) all_int = 0; /* (as the reference's id_kind: every key, rows or not) */
         if (PyDict_Size(inner) == 0) continue;
-        status = dict_id(qkey, keep, &q, &is_int);
+        if (c.n_rows >= block) status = dict_flush(qr, specs, n_specs, &c, block, &seen, lists, &run_only_rows);
+        if (status == 0) status = dict_id(qkey, keep, &q, &is_int);
+        if (status == 0 && seen.n > 0 && names_find(&seen, q, 0) >= 0) status = 1; /* (1 and "1" in two blocks) */
         while (status == 0 && PyDict_Next(inner, &ipos, &dkey, &value)) {
             double score;
             status = dict_id(dkey, keep, &d, &is_int);
@@ -1393,17 +1446,18 @@ static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
             }
         }
     }
-    if (status == 0) {
-        status = evaluate_rows(qr, specs, n_specs, &c, 1, where, &e);
-        Str no_tag = {NULL, 0};
-        result = outcome(status, &c, &e, n_specs, no_tag);
-        if (result != NULL && result != Py_None) result = Py_BuildValue("(NO)", result, all_int ? Py_True : Py_False);
-    } else if (status > 0) {
+    if (status == 0) status = dict_flush(qr, specs, n_specs, &c, block, &seen, lists, &run_only_rows);
+    if (status == 0)
+        result = Py_BuildValue("((OOOOnnnO)O)", Py_None, lists[0], lists[1], lists[2], run_only_rows, where, where,
+                               Py_True, all_int ? Py_True : Py_False);
+    else if (status > 0) {
         result = Py_None;
         Py_INCREF(result);
     }
     rows_free(&c, qr);
-    Py_DECREF(keep);
+    names_free(&seen);
+    Py_XDECREF(keep);
+    for (int i = 0; i < 3; i++) Py_XDECREF(lists[i]);
     return result;
 }
 
@@ -1419,7 +1473,7 @@ static PyMethodDef methods[] = {
     {"parse_qrels_dict", parse_qrels_dict, METH_VARARGS,
      "parse_qrels_dict(qrels) -> None or (qrels, number of queries)"},
     {"evaluate_dict", evaluate_dict, METH_VARARGS,
-     "evaluate_dict(qrels, run, specs) -> None or (the tuple of evaluate_block, int_ids)"},
+     "evaluate_dict(qrels, run, specs[, block]) -> None or (the tuple of evaluate_block, int_ids)"},
     {NULL, NULL, 0, NULL},
 };
 

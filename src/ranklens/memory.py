@@ -109,7 +109,7 @@ def evaluate_memory(
         return None
     judged, n_judged = parsed
     if rkind == "dict":
-        got = cx.evaluate_dict(judged, run, specs)
+        got = cx.evaluate_dict(judged, run, specs, BLOCK_ROWS)
         got, int_ids = (None, False) if got is None else got
     else:
         from ranklens.data.columns import RUN

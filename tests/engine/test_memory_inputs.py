@@ -73,11 +73,12 @@ def test_whole_results_equal_the_reference(kind: str, measures: list[str], colle
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(collection=gen.collections())
-@pytest.mark.parametrize("kind", ["pandas", "arrow"])
-def test_a_frame_given_a_few_rows_at_a_time(kind: str, collection: tuple[dict, dict], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Frames are evaluated ``memory.BLOCK_ROWS`` rows at a time, a query's rows carried on to the next block;
-    with blocks of 3 rows (queries straddle them, some longer than a block) the Results are the reference's,
-    and the blocks answered (not the whole-run fallback) since these frames hold each query's rows together."""
+@pytest.mark.parametrize("kind", ["dict", "pandas", "arrow"])
+def test_a_run_given_a_few_rows_at_a_time(kind: str, collection: tuple[dict, dict], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs are evaluated ``memory.BLOCK_ROWS`` rows at a time: a frame's query rows carried on to the next
+    block, a dict's queries whole in each; with blocks of 3 rows (queries straddle them, some longer than a
+    block) the Results are the reference's, and for frames the blocks answered (not the whole-run fallback)
+    since these frames hold each query's rows together."""
     qrels, run = collection
     if not set(qrels) & set(run):
         return
@@ -95,7 +96,7 @@ def test_a_frame_given_a_few_rows_at_a_time(kind: str, collection: tuple[dict, d
     q, r = as_kind(kind, qrels, "relevance"), as_kind(kind, run, "score")
     for measures in (MEASURES, CUT):
         same(on("compiled", q, r, measures), on("reference", q, r, measures))
-    assert answered == [True, True]
+    assert answered == ([] if kind == "dict" else [True, True])
 
 
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
@@ -113,6 +114,19 @@ def test_integer_query_ids_keep_their_type(kind: str) -> None:
 def test_mixed_query_ids_are_strings() -> None:
     res = on("compiled", {1: {"a": 1}, "q": {"b": 1}}, {1: {"a": 1.0}, "q": {"b": 1.0}}, ["RR"])
     assert res.id_kind == "str" and res.per_query("RR") == {"1": 1.0, "q": 1.0}
+
+
+def test_one_query_given_as_1_and_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its rows are one query, as the reference reads them (by hand: the relevant "a" ranks second after
+    "b"); in two blocks of a dict's walk the compiled pass declines it instead, and the reference answers."""
+    qrels, run = {"1": {"a": 1}}, {1: {"a": 1.0}, "1": {"b": 2.0}}
+    expected = on("reference", qrels, run, ["RR"])
+    assert expected.per_query("RR") == {"1": 0.5}
+    same(on("compiled", qrels, run, ["RR"]), expected)
+    monkeypatch.setattr(memory, "BLOCK_ROWS", 1)
+    with pytest.raises(InputError, match="declines: run given as a dict: a key or value"):
+        on("compiled", qrels, run, ["RR"])
+    same(on("", qrels, run, ["RR"]), expected)
 
 
 def test_the_debug_note_says_the_compiled_backend_ran(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
