@@ -8,7 +8,8 @@ dispatcher (:func:`ranklens.backends.choose_backend` with ``inputs="memory"``) c
   integer id columns are read as their decimal strings, as the reference compares them (a pandas object
   column of strings is converted to Arrow, as the reference converts it);
 * pytrec_eval's ``{query id: {document id: value}}`` dicts are walked in C (``_cexpress.evaluate_dict``,
-  ``_cexpress.parse_qrels_dict``) without building a frame or a list of rows.
+  ``_cexpress.parse_qrels_dict``) without building a frame or a list of rows, a block of whole queries of
+  about :data:`BLOCK_ROWS` rows at a time.
 
 Integer query ids keep their type in the results (``Results.id_kind``, as the reference's). Anything the
 pass does not read beyond doubt (a null, an id with a space or outside ASCII, a float label, a negative
