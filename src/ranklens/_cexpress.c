@@ -1461,6 +1461,36 @@ static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ------------------------------------------------------------------------- faces (gate, trec-eval) */
+
+/* qrels_query_ids(qrels) -> tuple of str
+ *
+ * Every query of the qrels (as parse_qrels or parse_qrels_columns read them), in the order they first came:
+ * what a face needs to score the qrels queries a run lacks as 0 (missing="zero", trec_eval -c), the values
+ * the reference gives such a query for the measures of this pass (a ranking of one unjudged document). The
+ * ids are plain ASCII (the parsers decline anything else). */
+static PyObject *qrels_query_ids(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O", &capsule)) return NULL;
+    Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
+    if (qr == NULL) return NULL;
+    PyObject *out = PyTuple_New(qr->queries.n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < qr->queries.n; i++) {
+        Str q = qr->queries.str[i];
+        PyObject *id = PyUnicode_DecodeASCII((const char *)q.p, q.n, NULL);
+        if (id == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SetItem(out, i, id);
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------------------ end of faces block */
+
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "parse_qrels(text) -> None or (qrels, number of queries)"},
     {"evaluate_block", evaluate_block, METH_VARARGS,
@@ -1474,6 +1504,7 @@ static PyMethodDef methods[] = {
      "parse_qrels_dict(qrels) -> None or (qrels, number of queries)"},
     {"evaluate_dict", evaluate_dict, METH_VARARGS,
      "evaluate_dict(qrels, run, specs[, block]) -> None or (the tuple of evaluate_block, int_ids)"},
+    {"qrels_query_ids", qrels_query_ids, METH_VARARGS, "qrels_query_ids(qrels) -> every qrels query id (faces)"},
     {NULL, NULL, 0, NULL},
 };
 

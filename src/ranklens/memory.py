@@ -20,8 +20,8 @@ declines ``missing="zero"`` whatever the file pass declares (it does not add the
 >>> from ranklens.measures import parse_many
 >>> why: list[str] = []
 >>> res = evaluate_memory({1: {"a": 1}, 2: {"b": 1}}, {1: {"a": 2.0, "c": 1.0}}, parse_many(["RR"]), None, why)
->>> res.per_query("RR"), res.notes
-({1: 1.0}, ('1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0',))
+>>> res.per_query("RR"), [str(note) for note in res.notes]
+({1: 1.0}, ['1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0'])
 >>> evaluate_memory({"q": {"a": 1.5}}, {"q": {"a": 1.0}}, parse_many(["RR"]), None, why) is None, why[-1]
 (True, 'qrels given as a dict: a key or value it does not read beyond doubt (ids: str of printable ASCII or int; labels: int 0..999999999; scores: finite float or int)')
 """

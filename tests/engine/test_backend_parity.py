@@ -26,7 +26,7 @@ import ranklens
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, RanklensWarning
 from ranklens.evaluation import evaluate_files
-from ranklens.express import SUPPORTED_MEASURES, available
+from ranklens.express import SUPPORTED_MEASURES, available, policy_declined
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference_impl as ref  # noqa: E402
@@ -140,6 +140,7 @@ GOLDEN = [c for c in GOLDEN if _golden_case(c)[2] and "-q" in (DATA / f"{c}.cmd"
 INPUT_DECLINED = {
     "case8.extra_columns": "case8.run: a line or column it does not read beyond doubt",
     "specA.all_q": "specA.qrels: a line or column it does not read beyond doubt",
+    "case2.all_qc": "case2.qrels: a line or column it does not read beyond doubt",
 }
 
 
@@ -154,13 +155,16 @@ def test_the_golden_cases_are_collected() -> None:
 @pytest.mark.parametrize("case", GOLDEN)
 def test_golden_trec_eval_values(case: str, backend: str) -> None:
     """Every per-query value trec_eval printed for nDCG, AP, P, R and RR, to its 4 decimals; the options
-    the compiled backend does not declare (-c, -J, -l, -M) make it decline, saying which."""
+    the compiled backend does not declare (-J, -l, -M) make it decline, saying which; -c (``missing="zero"``)
+    it declares."""
     (qrels, run), policy, expected = _golden_case(case)
     measures = sorted(expected)
     declined = (MEMORY_DECLINED if KIND[0] else INPUT_DECLINED).get(case)
-    if backend != "reference" and (policy != EvalPolicy() or declined):
+    # (-c is declared on files: missing="zero"; the in-memory pass declines it, it adds no absent query)
+    undeclared = policy_declined(policy) is not None or (KIND[0] is not None and policy.missing != "skip")
+    if backend != "reference" and (undeclared or declined):
         # (-l2 gives the binary measures rel=2: declined by that parameter, before the policy)
-        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if policy != EvalPolicy() else declined
+        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if undeclared else declined
         with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: .*" + reason):
             per_query(qrels, run, measures, policy)
         return
@@ -218,6 +222,29 @@ def test_generated_collections_match_the_reference(tmp_path: Path, backend: str,
     got = per_query(q, r, list(MEASURES))
     for qid in sorted(set(qrels) & set(run)):
         ranking = ref.ranked_labels(qrels[qid], ref.trec_order(run[qid]))
+        for name, formula in MEASURES.items():
+            assert got[name][qid] == pytest.approx(formula(ranking, list(qrels[qid].values())), rel=1e-12, abs=1e-12), (name, qid)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collection=gen.collections())
+def test_generated_collections_with_missing_zero(tmp_path: Path, backend: str, collection: tuple[dict, dict]) -> None:
+    """``missing="zero"`` (trec_eval -c, the gate's default): every qrels query is evaluated; one the run lacks
+    is ranked against one document no qrels lists (trec_eval's placeholder), computed by the plain loops."""
+    qrels, run = collection
+    qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
+    if not set(qrels) & set(run):
+        return  # (no query in common: an error for every backend, tested elsewhere)
+    q, r = write_grouped(tmp_path, qrels, run)
+    if KIND[0] is not None:  # (the in-memory pass declines missing="zero": it adds no absent query)
+        with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: policy missing='zero'"):
+            per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
+        return
+    got = per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
+    assert all(set(values) == set(qrels) for values in got.values())
+    for qid in sorted(qrels):
+        order = ref.trec_order(run[qid]) if qid in run else ["ceci_nest_pas_un_docno"]
+        ranking = ref.ranked_labels(qrels[qid], order)
         for name, formula in MEASURES.items():
             assert got[name][qid] == pytest.approx(formula(ranking, list(qrels[qid].values())), rel=1e-12, abs=1e-12), (name, qid)
 

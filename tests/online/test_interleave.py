@@ -105,3 +105,11 @@ def test_interleaving_detects_the_better_ranker_with_far_fewer_impressions() -> 
     assert inter.delta < 0 and inter.p < 0.001  # B preferred, clearly
     assert ab_p > 0.05  # the A/B test on the same users does not see it
     assert 2 * need > 3 * users  # and would need over three times as many users
+    # docs/ab.md prints these figures: they are this simulation's
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "ab.md").read_text(encoding="utf-8").split())
+    sentence = (
+        f"interleaving finds B better on {users} impressions (Δ_AB {inter.delta:+.3f}, p = {inter.p:.2g}) while the A/B "
+        f"test on the same {users} users does not (p = {ab_p:.2g}), and the A/B test would need {need} users per arm — "
+        f"{2 * need:,} users, {2 * need / users:.1f} times as many — for 80% power"
+    ).replace("-", "−")
+    assert sentence in doc, sentence

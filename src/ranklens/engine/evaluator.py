@@ -55,6 +55,9 @@ class Evaluator:
         empty: users with no relevant test item: ``None`` (default: each measure's own value), ``"skip"``
             (left out of the per-user measures), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
         aggregate: default ``agg=`` of the measures that take one (``"median"``, ``"p90"`` …).
+        intents: intent-level qrels (a path to ``qid intent docid rel`` lines, a dict ``{qid: {intent: {doc:
+            rel}}}``, a table or :class:`~ranklens.data.intents.IntentQrels`), read once, for the intent-aware
+            measures (``alpha-nDCG@10``, ``ERR-IA@20``, ``NRBP`` …: docs/diversity.md).
         policy: all of the above as one :class:`~ranklens.engine.policy.EvalPolicy` (its formats are used
             for qrels and runs given as paths), instead of the keywords: a keyword given a value other
             than its default next to ``policy=`` is an error.
@@ -86,12 +89,13 @@ class Evaluator:
         aggregate: str | None = None,
         train_columns: Mapping[str, str] | None = None,
         items_columns: Mapping[str, str] | None = None,
+        intents: Any = None,
     ) -> None:
         keywords = dict(
             missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level,
             labels=labels, qrels_columns=qrels_columns, run_columns=run_columns, train=train, items=items,
             exclude_seen=exclude_seen, empty=empty, aggregate=aggregate, train_columns=train_columns,
-            items_columns=items_columns,
+            items_columns=items_columns, intents=intents,
         )
         if policy is not None:
             both = [k for k, v in keywords.items() if _given(v, getattr(_DEFAULT, k))]
@@ -185,8 +189,15 @@ class Evaluator:
             inputs = side.inputs(lists, wanted, notes, r) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
             if side.empty is not None:
                 has_relevant = lists.num_relevant(self.rel_level if self.rel_level is not None else 1) > 0
+            by_intents = [j for j in idx if "intents" in self.measures[j].family.needs]
+            if by_intents:
+                columns_of = intent_columns(lists, side.intents, [self.measures[j] for j in by_intents])
+                for j, column in zip(by_intents, columns_of):
+                    columns[j] = column
             for j in idx:
                 m = self.measures[j]
+                if j in by_intents:
+                    continue
                 value = kernel_for(m, inputs, side.available)(lists, m)
                 if m.family.is_system(m):
                     system[j] = float(value)
@@ -221,7 +232,11 @@ class Evaluator:
 
         rows = np.flatnonzero(absent)
         ids = lists.query_ids.take(rows).to_pylist()
-        as_trec = [j for j in idx if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS]
+        as_trec = [
+            j for j in idx
+            if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS
+            and not self.measures[j].family.needs
+        ]
         values, done = placeholder_values(
             self.qrels, ids, [self.measures[j] for j in as_trec], negative=self.negative,
             judged_only=judged_only, max_docs=self.max_docs,
@@ -235,9 +250,18 @@ class Evaluator:
                 columns[j] = absent_scored_zero(columns[j], self.measures[j], absent)  # type: ignore[arg-type]
 
     @property
+    def intents(self) -> Any:
+        """The intent-level qrels read for the intent-aware measures (:class:`~ranklens.data.intents.IntentQrels`),
+        or None."""
+        return self._side.intents
+
+    @property
     def streamable(self) -> bool:
         """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
-        return not self._side.active and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
+        return (
+            not self._side.active and self._side.intents is None
+            and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
+        )
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
@@ -261,6 +285,13 @@ class Evaluator:
             out = [self(r) for r in items]
             names = unique_names([(res.run, src) for res, src in zip(out, items)])
         return [res if res.run == n else dataclasses.replace(res, run=n) for res, n in zip(out, names)]
+
+
+def intent_columns(lists: RankedLists, intents: Any, measures: Sequence[Measure]) -> list[np.ndarray]:
+    """The intent-aware measures' columns (:func:`ranklens.engine.intents.intent_values`)."""
+    from ranklens.engine.intents import intent_values
+
+    return intent_values(lists, intents, measures)
 
 
 def absent_scored_zero(values: np.ndarray, measure: Measure, absent: np.ndarray | None) -> np.ndarray:
@@ -386,10 +417,16 @@ class _SideTables:
             available.append("items")
         if available:
             available.append("catalog")
+        self.intents = None
+        if p.intents is not None:
+            from ranklens.data.intents import read_intent_qrels
+
+            self.intents = read_intent_qrels(p.intents)
+            available.append("intents")
         self.available = tuple(available)
         for m in measures:
             reason = m.family.unavailable(m, self.available)
-            if reason is not None and set(m.family.needs) & {"train", "items", "catalog"}:
+            if reason is not None and set(m.family.needs) & {"train", "items", "catalog", "intents"}:
                 from ranklens.errors import MeasureError
 
                 raise MeasureError(reason)

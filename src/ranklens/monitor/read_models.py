@@ -13,7 +13,7 @@ per-query value stays an integer): :data:`Number` is declared as a JSON number.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema
 
@@ -21,6 +21,8 @@ __all__ = [
     "AbPage",
     "AlertsPage",
     "DatasetsPage",
+    "IngestPage",
+    "ProductionPage",
     "OverviewPage",
     "ProjectsPage",
     "RulesPage",
@@ -30,6 +32,7 @@ __all__ = [
     "SnapshotPage",
     "SnapshotsPage",
     "WebhooksPage",
+    "WindowsPage",
 ]
 
 #: A JSON number: an int stays an int and a float a float (``float`` alone would turn ``1`` into ``1.0``).
@@ -247,7 +250,9 @@ class AbComparison(_Read):
     values: ``design`` ``paired`` (the same queries: a paired test, wins/ties/losses) or ``unpaired`` (the
     snapshots share fewer than half their queries — users split between the systems: Welch's test on each
     one's values, ``n_candidate``/``n_baseline``, no wins/ties/losses); ``a_*``/``b_*`` are the old names of
-    ``candidate_*``/``baseline_*``."""
+    ``candidate_*``/``baseline_*``. The unpaired design adds ``design_text`` (what it computed), ``notes`` and
+    ``ab``: the JSON of ``ranklens ab`` for the measure (baseline = control, candidate = treatment; CUPED with
+    ``pre``, the daily always-valid path, the sample-ratio check; no bootstrap)."""
 
     candidate_snapshot: str | None
     baseline_snapshot: str | None
@@ -267,6 +272,9 @@ class AbComparison(_Read):
     losses: int | None = None
     n_candidate: int | None = None
     n_baseline: int | None = None
+    design_text: str | None = None
+    notes: list[str] | None = None
+    ab: dict[str, Any] | None = None
     a_snapshot: str | None
     b_snapshot: str | None
     a_value: Number | None
@@ -292,6 +300,8 @@ class AbPage(_Read):
     measure: str
     segment: str | None
     test: str
+    pre: list[str] | None
+    expected_split: float
     filters: Filters
     comparison: AbComparison | None
     per_query: list[AbQueryRow]
@@ -436,6 +446,102 @@ class DatasetRow(_Read):
 class DatasetsPage(_Read):
     project: str
     datasets: list[DatasetRow]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# /api/v1/projects/{project}/ingest (production logs)
+
+
+class ThroughputRow(_Read):
+    minute: str
+    impressions: int
+    events: int
+
+
+class IngestPage(_Read):
+    project: str
+    impressions: int
+    requests: int
+    events: int
+    pending_events: int
+    orphan_events: int
+    clock_skew_events: int
+    first: str | None
+    as_of: str | None
+    label_delay: str
+    throughput: list[ThroughputRow]
+
+
+class WindowPoint(_Read):
+    """One revision of one window × segment × system × measure (``current`` and ``refresh`` with history)."""
+
+    start: str
+    end: str
+    segment: str
+    system: str
+    measure: str
+    value: Number | None
+    ci: list[Number | None]
+    n: int
+    provisional: bool
+    revision: int
+    current: bool | None = None
+    refresh: int | None = None
+
+
+class WindowsPage(_Read):
+    project: str
+    history: bool
+    windows: list[WindowPoint]
+
+
+class DriftPoint(_Read):
+    start: str
+    segment: str
+    system: str
+    what: str
+    psi: Number | None
+    ks_p: Number | None
+    flag: bool
+
+
+class WindowAlertRow(_Read):
+    rule: int
+    start: str
+    segment: str
+    system: str
+    measure: str
+    state: str
+    value: Number | None
+    reference: Number | None
+    p: Number | None
+    message: str
+
+
+class ProductionSettingsRow(_Read):
+    labels: dict[str, Any]
+    window: str
+    label_delay: str
+    measures: list[str]
+    reference_window: str | None
+
+
+class RefreshRow(_Read):
+    id: int
+    at: str
+    as_of: str
+    counts: dict[str, int]
+    revised: int
+
+
+class ProductionPage(_Read):
+    project: str
+    settings: ProductionSettingsRow | None
+    refreshed: RefreshRow | None
+    windows: list[WindowPoint]
+    drift: list[DriftPoint]
+    alerts: list[WindowAlertRow]
+    ingest: IngestPage
 
 
 # ---------------------------------------------------------------------------------------------------------

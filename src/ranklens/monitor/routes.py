@@ -11,7 +11,7 @@ can be called in-process::
     >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
     2026
     >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
-    ['/api/v1/projects/{project}/datasets']
+    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/ingest', '/api/v1/projects/{project}/windows']
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ __all__ = [
     "SnapshotQuery",
     "SnapshotsQuery",
     "WebhooksQuery",
+    "WindowsQuery",
     "add_pages",
     "series_data",
     "set_project_settings",
@@ -95,6 +96,10 @@ class AbQuery(BaseModel):
     test: Annotated[str, StringConstraints(max_length=40)] = "t"
     limit: PageLimit = views.AB_PAGE  # per-query rows: one page, in ascending order of the difference
     offset: Offset = 0
+    #: the unpaired design's pre-period snapshot(s): one for both arms, or the baseline's then the candidate's
+    pre: Annotated[list[QName], Field(max_length=2)] | None = None
+    #: the baseline's planned share of the users (the sample-ratio check)
+    expected_split: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.5
 
 
 class ProjectPatch(BaseModel):
@@ -155,7 +160,8 @@ def segments_data(s: Session, q: SegmentsQuery, *, project: str) -> Data:
 def ab_data(s: Session, q: AbQuery, *, project: str) -> Data:
     return views.ab_view(
         s, project, baseline=q.baseline or q.b, candidate=q.candidate or q.a, measure=_measure(q.measure),
-        segment=q.segment, test=_test(q.test), limit=q.limit, offset=q.offset,
+        segment=q.segment, test=_test(q.test), limit=q.limit, offset=q.offset, pre=[x for x in q.pre or () if x],
+        expected_split=q.expected_split,
     )
 
 
@@ -177,6 +183,33 @@ def rules_data(s: Session, q: NoQuery, *, project: str) -> Data:
 
 def datasets_data(s: Session, q: NoQuery, *, project: str) -> Data:
     return views.datasets_view(s, project)
+
+
+def ingest_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    from ranklens.monitor.ingest import ingest_status
+
+    return ingest_status(s, project)
+
+
+class WindowsQuery(BaseModel):
+    """``history``: every revision of every window (oldest first), not only the current ones."""
+
+    history: bool = False
+    measure: QName | None = None
+    segment: QName | None = None
+    system: QName | None = None
+
+
+def windows_data(s: Session, q: WindowsQuery, *, project: str) -> Data:
+    from ranklens.monitor.production import windows_view
+
+    return windows_view(s, project, history=q.history, measure=q.measure, segment=q.segment, system=q.system)
+
+
+def production_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    from ranklens.monitor.production import production_view
+
+    return production_view(s, project)
 
 
 def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
@@ -242,6 +275,13 @@ PAGES: tuple[Page, ...] = (
     # JSON write routes with the bearer token the user typed (kept in sessionStorage, never in a cookie)
     Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data, read_models.RulesPage),
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data, read_models.AlertsPage),
+    Page("/api/v1/projects/{project}/ingest", None, None, NoQuery, ingest_data, read_models.IngestPage),
+    Page("/api/v1/projects/{project}/windows", None, None, WindowsQuery, windows_data, read_models.WindowsPage),
+    # the live page: the per-window series of the production logs, drift and throughput
+    Page(
+        "/api/v1/projects/{project}/production", "/projects/{project}/production", "production.html", NoQuery, production_data,
+        read_models.ProductionPage, charts.production_figures,
+    ),
     Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, read_models.WebhooksPage, private=True),
 )
 

@@ -36,8 +36,8 @@ from ranklens.monitor.models import (
     Webhook,
 )
 from ranklens.monitor.readcache import BoundedCache
-from ranklens.monitor.rules import describe_rule, monitor_scope_key
-from ranklens.monitor.service import iso, rule_json
+from ranklens.monitor.rules import describe_rule, monitor_scope_key, rule_json
+from ranklens.monitor.service import iso
 
 __all__ = [
     "HEADLINE_MEASURES",
@@ -538,10 +538,19 @@ def ab_view(
     b: str | None = None,
     limit: int = AB_PAGE,
     offset: int = 0,
+    pre: Sequence[str] = (),
+    expected_split: float = 0.5,
 ) -> dict[str, Any]:
     """``/projects/{p}/ab``: the ``candidate`` system against the ``baseline`` on their latest snapshots,
     always as **candidate − baseline** (the orientation of ``ranklens compare``: positive = the candidate is
     better): difference, CI, p-value from the per-query values when both have them, and both series.
+
+    The design follows the snapshots: **paired** when they share most queries (evaluated on the same
+    queries), **unpaired** when most users were served by one system only (an online A/B test): then the
+    comparison is ``ranklens ab``'s (:mod:`ranklens.monitor.ab_unpaired`): Welch, CUPED with the ``pre``
+    snapshot (one for both arms, or baseline's then candidate's), the always-valid interval with one look per
+    UTC day, the sample-ratio check against ``expected_split`` (the baseline's planned share). An unknown
+    ``pre`` snapshot is a 404, one sharing no user with an arm a 400.
 
     The old parameters still work: ``a`` is the candidate and ``b`` the baseline (the page showed A − B).
     The resampling tests run on at most :data:`AB_SAMPLE_CAP` queries, and the result is cached per
@@ -549,6 +558,11 @@ def ab_view(
     of the per-query differences in ascending order (``limit`` rows from ``offset``; ``per_query_total``
     says how many there are)."""
     p = _project(s, name)
+    if len(pre) > 2:
+        raise MonitorError(f"pre names one pre-period snapshot for both arms, or two (baseline's, candidate's); got {len(pre)}")
+    if not 0.0 < expected_split < 1.0:
+        raise MonitorError(f"expected_split (the baseline's planned share) must lie between 0 and 1; got {expected_split!r}")
+    pre_snaps = [_snapshot(s, p, pid) for pid in pre]  # an unknown id: 404 before any work
     names = _systems(s, p)
     filt = _filters(s, p)
     all_names = sorted(names.values())
@@ -576,6 +590,8 @@ def ab_view(
         "measure": measure,
         "segment": segment or None,
         "test": test,
+        "pre": list(pre) or None,
+        "expected_split": expected_split,
         "filters": filt,
     }
     if baseline is None or candidate is None:
@@ -603,8 +619,12 @@ def ab_view(
     # values (an unknown name must cost no parsing)
     known = measure in filt["measures"] and (not segment or segment in filt["segments"])
     if known and sc and sb and sc.has_per_query and sb.has_per_query:
-        key = (_db_key(s), sc.id, sb.id, measure, segment, test)
-        paired = _cached_pairs(s, key, sc.id, sb.id, measure, segment, test)
+        from ranklens.monitor.ab_unpaired import exposure_signature
+
+        arms = _Arms(sc, sb, (baseline, candidate), tuple(pre_snaps), expected_split)
+        shown = (exposure_signature(s, sc, pre_snaps), exposure_signature(s, sb, pre_snaps))
+        key = (_db_key(s), sc.id, sb.id, measure, segment, test, tuple(x.id for x in pre_snaps), expected_split, shown)
+        paired = _cached_pairs(s, key, arms, measure, segment, test)
         comparison.update(paired.stats)
         per_query, total = paired.page(offset, limit), len(paired.queries)
     # the old names, same values (a = candidate, b = baseline)
@@ -654,7 +674,8 @@ _NO_PAIRS = _Paired({}, [], np.zeros(0), np.zeros(0))
 
 def _paired_bytes(p: _Paired) -> int:
     """The estimated memory of one cached comparison."""
-    return 1024 + sum(sys.getsizeof(q) + 8 for q in p.queries) + p.candidate.nbytes + p.baseline.nbytes
+    extra = len(json.dumps(p.stats, default=str)) * 2 if "ab" in p.stats else 0  # the unpaired answer: its daily path
+    return 1024 + extra + sum(sys.getsizeof(q) + 8 for q in p.queries) + p.candidate.nbytes + p.baseline.nbytes
 
 
 #: One A/B computation at a time: a cache miss holds one snapshot's parsed per-query document and two
@@ -662,10 +683,22 @@ def _paired_bytes(p: _Paired) -> int:
 _AB_COMPUTE = threading.Lock()
 
 
-def _cached_pairs(s: Session, key: Hashable, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
+@dataclass(frozen=True)
+class _Arms:
+    """The two latest snapshots compared, the systems' names (baseline, candidate), the pre-period
+    snapshots and the planned split: what the unpaired design needs beyond the values."""
+
+    candidate: Snapshot
+    baseline: Snapshot
+    names: tuple[str, str]
+    pre: tuple[Snapshot, ...]
+    expected_split: float
+
+
+def _cached_pairs(s: Session, key: Hashable, arms: _Arms, measure: str, segment: str, test: str) -> _Paired:
     def compute() -> _Paired:
         with _AB_COMPUTE:  # another request may have computed it meanwhile
-            return _AB_CACHE.get(key, lambda: _paired(s, candidate_id, baseline_id, measure, segment, test), size=_paired_bytes)  # type: ignore[no-any-return]
+            return _AB_CACHE.get(key, lambda: _paired(s, arms, measure, segment, test), size=_paired_bytes)  # type: ignore[no-any-return]
 
     return _AB_CACHE.get(key, compute, size=_paired_bytes)  # type: ignore[no-any-return]
 
@@ -678,14 +711,21 @@ def _measure_map(s: Session, snapshot_id: int, measure: str, segment: str) -> di
     return _query_map(doc, measure, segment)
 
 
-def _paired(s: Session, candidate_id: int, baseline_id: int, measure: str, segment: str, test: str) -> _Paired:
-    mc = _measure_map(s, candidate_id, measure, segment)
-    mb = _measure_map(s, baseline_id, measure, segment) if mc is not None else None
+def _paired(s: Session, arms: _Arms, measure: str, segment: str, test: str) -> _Paired:
+    mc = _measure_map(s, arms.candidate.id, measure, segment)
+    mb = _measure_map(s, arms.baseline.id, measure, segment) if mc is not None else None
     if mc is None or mb is None:
         return _NO_PAIRS
     pairing = pair_values(dict(sorted(mc.items())), mb)
     if looks_between_subjects(pairing.n, pairing.n + len(pairing.only_a) + len(pairing.only_b)):
-        return _Paired(_unpaired(mc, mb), [], np.zeros(0), np.zeros(0))  # users split between the systems: nothing to pair (issue 25)
+        # users split between the systems: nothing to pair; ranklens ab's analysis (issue 25)
+        from ranklens.monitor.ab_unpaired import unpaired_stats
+
+        part = unpaired_stats(
+            s, candidate=arms.candidate, baseline=arms.baseline, names=arms.names, measure=measure, segment=segment,
+            values=(mc, mb), pre=arms.pre, expected_split=arms.expected_split,
+        )
+        return _Paired(part, [], np.zeros(0), np.zeros(0))
     if not pairing.n:
         return _NO_PAIRS
     sampled = None
@@ -710,36 +750,12 @@ def _paired(s: Session, candidate_id: int, baseline_id: int, measure: str, segme
         "ties": r.ties,
         "losses": r.losses,
     }
+    if arms.pre:
+        part["notes"] = ["pre-period snapshot ignored: the systems were evaluated on the same queries (paired design; CUPED is for users split between them)"]
     order = sorted(pairing.queries, key=lambda q: mc[q] - mb[q])
     cand = np.fromiter((mc[q] for q in order), dtype=np.float64, count=len(order))
     base = np.fromiter((mb[q] for q in order), dtype=np.float64, count=len(order))
     return _Paired(part, list(order), cand, base)
-
-
-def _unpaired(candidate: dict[str, float], baseline: dict[str, float]) -> dict[str, Any]:
-    """The between-subjects comparison of two snapshots that share few queries (users split between the
-    systems): Welch's test on each one's values, by :func:`ranklens.online.groups.compare_groups`."""
-    from ranklens.online.groups import compare_groups
-
-    xc, xb = list(candidate.values()), list(baseline.values())
-    if len(xc) < 2 or len(xb) < 2:
-        return {}
-    r = compare_groups(xb, xc, bootstrap=False)
-    return {
-        "design": "unpaired",
-        "n": len(xc) + len(xb),
-        "mean_difference": r["difference"],
-        "ci_low": _num(r["ci"][0]),
-        "ci_high": _num(r["ci"][1]),
-        "p_value": _num(r["p"]["welch"]),
-        "test": "welch",
-        "test_sample": None,
-        "wins": None,
-        "ties": None,
-        "losses": None,
-        "n_candidate": len(xc),
-        "n_baseline": len(xb),
-    }
 
 
 def _num(x: float) -> float | None:

@@ -111,21 +111,33 @@ def _ids(ids: Any) -> list[str]:
 
 def pre_values(arm: Arm, source: Any, measure: str, *, where: str) -> np.ndarray:
     """The pre-period value of ``measure`` for each user of ``arm`` (NaN for a user without one), from a
-    per-user results file (``eval -q -f json``) or Results.
+    per-user results file (``eval -q -f json``), Results, or a mapping ``{measure: {user: value}}``.
 
     Raises:
-        InputError: the file shares no user with the arm.
-    """
-    from ranklens.comparison.inputs import one_results
+        MeasureError: the source holds no ``measure``.
+        InputError: the source shares no user with the arm.
 
-    res = source if isinstance(source, Results) else one_results(source)
-    column = res.column(measure)
-    by_user = {u: float(v) for u, v in zip(res.query_ids, column.tolist())}
+    >>> arm = Arm("control", ("u1", "u2"), {"P@1": np.array([1.0, 0.0])}, frozenset({"u1", "u2"}))
+    >>> pre_values(arm, {"P@1": {"u2": 0.5, "u9": 1.0}}, "P@1", where="pre").tolist()
+    [nan, 0.5]
+    """
+    if isinstance(source, Mapping) and not isinstance(source, Results):
+        from ranklens.errors import MeasureError
+
+        if measure not in source:
+            raise MeasureError(f"{where}: holds no {measure} (it has {', '.join(map(str, source)) or 'no measure'})")
+        by_user = {str(u): float(v) for u, v in source[measure].items()}
+    else:
+        from ranklens.comparison.inputs import one_results
+
+        res = source if isinstance(source, Results) else one_results(source)
+        column = res.column(measure)
+        by_user = {u: float(v) for u, v in zip(res.query_ids, column.tolist())}
     out = np.array([by_user.get(u, np.nan) for u in arm.users], dtype=np.float64)
     if not np.any(~np.isnan(out)):
         shown = ", ".join(list(arm.users)[:3])
         raise InputError(
-            f"{where}: the pre-period file shares no user with the {arm.name} arm (its users: {shown}, …); "
-            "is it the other arm's file, or keyed by another id?"
+            f"{where}: shares no user with the {arm.name} arm (its users: {shown}, …); "
+            "is it the other arm's pre-period, or keyed by another id?"
         )
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +19,14 @@ import numpy as np
 from ranklens import stats
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError, warn_notes
+from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
-from ranklens.online.arms import load_arm
+from ranklens.online.arms import Arm, load_arm
 from ranklens.online.groups import CIS, choice, compare_row, cuped_row, sequential_row
 from ranklens.online.population import exposure_times, in_segment, overlap, pre_period, srm_check, user_segments
 from ranklens.results.core import Results, assemble
 
-__all__ = ["ABResult", "ab"]
+__all__ = ["ABResult", "ab", "analyse_arms", "check_options"]
 
 TESTS = ("welch", "mannwhitney", "bootstrap")
 OVERLAP = ("drop", "keep")
@@ -166,14 +167,7 @@ def ab(
     from ranklens.comparison.rows import is_system
     from ranklens.measures.language import parse_many
 
-    test_key, ci_key = choice(test, TESTS, "test"), choice(ci, CIS, "ci")
-    correction_key = stats.canonical_correction(correction)
-    if not 0.0 < float(alpha) < 1.0:
-        raise InputError(f"alpha must be between 0 and 1 (e.g. 0.05); got {alpha!r}")
-    if not 0.0 < float(expected_split) < 1.0:
-        raise InputError(f"the expected split (control's share) must lie between 0 and 1; got {expected_split!r}")
-    if allow_overlap is not None:
-        allow_overlap = choice(allow_overlap, OVERLAP, "allow_overlap")
+    checked = check_options(test=test, ci=ci, correction=correction, alpha=alpha, expected_split=expected_split, allow_overlap=allow_overlap)
     policy = policy.replace(**policy_options) if policy is not None else EvalPolicy(**policy_options)
     parsed = [m.validate() for m in parse_many(measures, rel_level=policy.rel_level)]
     if not parsed:
@@ -190,15 +184,79 @@ def ab(
     cname, tname = (str(n) for n in names)
     control = load_arm(cname, control_qrels, control_run, wanted, policy, where=cname)
     treatment = load_arm(tname, treatment_qrels, treatment_run, wanted, policy, where=tname)
+    return analyse_arms(
+        control, treatment, wanted, notes=notes, excluded=excluded, assignment=assignment, pre=pre,
+        sequential=sequential, exposure=exposure, tau=tau, segments=segments, samples=samples, seed=seed,
+        options=policy.options(), **checked,
+    )
+
+
+def check_options(
+    *, test: str = "welch", ci: str = "welch", correction: str = "holm", alpha: float = 0.05, expected_split: float = 0.5,
+    allow_overlap: str | None = None, bootstrap: bool = True,
+) -> dict[str, Any]:
+    """The analysis options of :func:`ab` and :func:`~ranklens.online.ab_values` in their canonical form, or
+    one :class:`InputError` naming the bad one.
+
+    >>> check_options(test="Mann-Whitney", correction="BH")["test"], check_options()["alpha"]
+    ('mannwhitney', 0.05)
+    """
+    test_key, ci_key = choice(test, TESTS, "test"), choice(ci, CIS, "ci")
+    if not bootstrap and "bootstrap" in (test_key, ci_key):
+        raise InputError("the bootstrap test and interval need the bootstrap, which is not computed here; use welch or mannwhitney")
+    if not 0.0 < float(alpha) < 1.0:
+        raise InputError(f"alpha must be between 0 and 1 (e.g. 0.05); got {alpha!r}")
+    if not 0.0 < float(expected_split) < 1.0:
+        raise InputError(f"the expected split (control's share) must lie between 0 and 1; got {expected_split!r}")
+    return {
+        "test": test_key, "ci": ci_key, "correction": stats.canonical_correction(correction), "alpha": float(alpha),
+        "expected_split": float(expected_split), "bootstrap": bool(bootstrap),
+        "allow_overlap": choice(allow_overlap, OVERLAP, "allow_overlap") if allow_overlap is not None else None,
+    }
+
+
+def analyse_arms(
+    control: Arm,
+    treatment: Arm,
+    measures: Sequence[Measure | str],
+    *,
+    notes: list[str],
+    excluded: tuple[str, ...] = (),
+    assignment: Any = None,
+    expected_split: float = 0.5,
+    pre: tuple[Any, Any] | None = None,
+    pre_labels: tuple[str, str] | None = None,
+    sequential: bool = False,
+    exposure: Any = None,
+    tau: float | None = None,
+    test: str = "welch",
+    ci: str = "welch",
+    correction: str = "holm",
+    segments: Any = None,
+    allow_overlap: str | None = None,
+    alpha: float = 0.05,
+    samples: int = 10_000,
+    seed: int | None = 0,
+    bootstrap: bool = True,
+    options: Mapping[str, Any] | None = None,
+    warn: bool = True,
+) -> ABResult:
+    """The analysis of two loaded arms (options already checked by :func:`check_options`): the one
+    implementation behind :func:`ab` (arms evaluated by the engine) and :func:`~ranklens.online.ab_values`
+    (arms given as per-user values: the monitor). ``measures`` that are :class:`Measure` objects also give
+    the ``per_user`` Results; ``bootstrap=False`` leaves the bootstrap out (its p-value ``None``); ``warn=False``
+    keeps the warnings and notes in the result only (a server's answer) instead of also issuing them."""
     control, treatment = overlap(control, treatment, allow_overlap, notes)
+    cname, tname = control.name, treatment.name
     for arm in (control, treatment):
         notes.extend(arm.notes)
         if len(arm.users) < 2:
             raise InputError(f"{arm.name}: {len(arm.users)} user{'' if len(arm.users) == 1 else 's'} to analyse; an arm needs at least 2")
+    objects = [m for m in measures if isinstance(m, Measure)]
     per_user = tuple(
-        assemble(arm.name, wanted, arm.users, np.column_stack([arm.values[str(m)] for m in wanted]), options=policy.options())
+        assemble(arm.name, objects, arm.users, np.column_stack([arm.values[str(m)] for m in objects]), options=dict(options or {}))
         for arm in (control, treatment)
-    )
+    ) if objects and len(objects) == len(measures) else ()
     srm = srm_check(control, treatment, assignment, float(expected_split), notes)
     warnings = (srm.pop("message"),) if srm.get("message") else ()
     segment_of = user_segments(segments, control, treatment, notes)
@@ -206,10 +264,10 @@ def ab(
     entropy = np.random.SeedSequence(seed).entropy
     out: dict[str, dict[str, Any]] = {}
     compared: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for m in (str(w) for w in wanted):
+    for m in (str(w) for w in measures):
         pre_c = pre_t = None
         if pre is not None:
-            pre_c, pre_t = pre_period(control, treatment, pre, m, notes)
+            pre_c, pre_t = pre_period(control, treatment, pre, m, notes, pre_labels)
         scopes: list[str | None] = [None, *sorted(set(segment_of.values()))] if segment_of else [None]
         for seg in scopes:
             keep_c = in_segment(control, segment_of, seg)
@@ -228,7 +286,7 @@ def ab(
             # change with the other measures or segments asked for
             key = tuple(zlib.crc32(str(k).encode("utf-8")) for k in (m, seg))
             rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
-            row = compare_row(xc[~na_c], xt[~na_t], ci_key, float(alpha), int(samples), rng)
+            row = compare_row(xc[~na_c], xt[~na_t], ci, float(alpha), int(samples), rng, bootstrap=bootstrap)
             if pre_c is not None and pre_t is not None:
                 row["cuped"] = cuped_row(xc[~na_c], xt[~na_t], pre_c[keep_c][~na_c], pre_t[keep_t][~na_t], float(alpha))
             if sequential:
@@ -240,19 +298,20 @@ def ab(
                 compared[m] = (xc[~na_c], xt[~na_t])
             else:
                 out.setdefault(m, {}).setdefault("segments", {})[seg] = row
-    _correct(out, test_key, correction_key, float(alpha))
-    options = {
-        "test": test_key, "ci": ci_key, "correction": correction_key, "alpha": float(alpha), "samples": int(samples),
+    _correct(out, test, correction, float(alpha))
+    opts = {
+        "test": test, "ci": ci, "correction": correction, "alpha": float(alpha), "samples": int(samples) if bootstrap else 0,
         "seed": seed, "expected_split": float(expected_split), "sequential": bool(sequential),
-        "allow_overlap": allow_overlap, **policy.options(),
+        "allow_overlap": allow_overlap, **dict(options or {}),
     }
-    warn_notes([*warnings, *notes])
+    if warn:
+        warn_notes([*warnings, *notes])
     counts = {
         a.name: {"users": len(a.users), "unlabelled": a.unlabelled, "shown": len(a.shown)} for a in (control, treatment)
     }
     return ABResult(
         arms={"control": cname, "treatment": tname}, measures=out, srm=srm, warnings=warnings, counts=counts,
-        excluded=excluded, notes=tuple(dict.fromkeys(notes)), options=options, values=compared,
+        excluded=excluded, notes=tuple(dict.fromkeys(notes)), options=opts, values=compared,
         per_user=per_user,
     )
 

@@ -1,7 +1,8 @@
 """The statistics of one comparison of two groups of per-user values — one row of an A/B report: each arm's
 n, mean and sd, the difference and its interval, the relative lift, the three p-values; CUPED and the
-sequential (always-valid) result when asked for. :func:`compare_groups` is the one implementation behind
-``ranklens ab``, :func:`ranklens.online.ab` and the monitor's A/B page."""
+sequential (always-valid) result when asked for. :func:`compare_row` is the one implementation behind
+``ranklens ab``, :func:`ranklens.online.ab` and :func:`ranklens.online.ab_values` (the monitor's A/B page);
+:func:`compare_groups` is its convenience form for two plain lists."""
 
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ def compare_groups(
     bootstrap: bool = True,
 ) -> dict[str, Any]:
     """The between-subjects statistics of two groups of per-user values, as one measure's entry of
-    :meth:`ABResult.to_dict` (``control``, ``treatment``, ``difference``, ``ci``, ``relative_lift``, ``p`` …):
-    the one implementation behind ``ranklens ab``, :func:`ab` and the monitor's A/B page. ``bootstrap=False``
+    :meth:`ABResult.to_dict` (``control``, ``treatment``, ``difference``, ``ci``, ``relative_lift``, ``p`` …),
+    by :func:`compare_row`, as ``ranklens ab`` computes it. ``bootstrap=False``
     leaves the bootstrap out (its p-value NaN; the interval must then be ``welch``).
 
     >>> r = compare_groups([0.5, 0.4, 0.6, 0.3, 0.5], [0.9, 0.7, 0.8, 0.6], bootstrap=False)

@@ -1,5 +1,6 @@
 """The self-contained HTML report of an A/B test: the sample-ratio line (a mismatch first, in red), the table,
-per measure the per-arm distributions, the intervals of the difference (Welch, CUPED, sequential) and, with
+per measure the per-arm distributions, the intervals of the difference (Welch, CUPED, sequential), the relative
+lift with its interval and, with
 exposure times, the cumulative sequential interval over time; plotly.js inlined (opens offline)."""
 
 from __future__ import annotations
@@ -81,6 +82,26 @@ def _intervals(result: ABResult, measure: str) -> dict[str, Any]:
     }
 
 
+def _lift(result: ABResult, measure: str) -> dict[str, Any]:
+    """The relative lift (treatment − control) / control with its delta-method interval, in per cent."""
+    row = result.measures[measure]
+    lift, (low, high) = row["relative_lift"], row["relative_lift_ci"]
+    level = round(100 * (1 - float(result.options["alpha"])), 2)
+    return {
+        "data": [{
+            "type": "scatter", "mode": "markers", "x": [100 * lift], "y": ["relative lift"],
+            "marker": {"color": _GREEN if low > 0 else "#c62828" if high < 0 else "#555", "size": 12},
+            "error_x": {"type": "data", "symmetric": False, "array": [100 * (high - lift)], "arrayminus": [100 * (lift - low)]},
+            "hovertemplate": "lift %{x:+.2f}%<extra></extra>",
+        }],
+        "layout": _layout(
+            f"{measure}: relative lift {100 * lift:+.1f}% [{100 * low:+.1f}%, {100 * high:+.1f}%] ({level:g}%, delta method)",
+            "lift of the treatment over the control (%)", "", height=220,
+            shapes=[{"type": "line", "x0": 0, "x1": 0, "yref": "paper", "y0": 0, "y1": 1, "line": {"color": "#999", "dash": "dot"}}],
+        ),
+    }
+
+
 def _sequential_path(result: ABResult, measure: str) -> dict[str, Any] | None:
     path = result.measures[measure].get("sequential", {}).get("path")
     if not path:
@@ -128,7 +149,10 @@ def render_ab_html(result: ABResult, *, title: str | None = None) -> str:
         if measure not in result.values:
             continue
         body.append(f"<h2>{_e(measure)}</h2><div class=\"grid\">")
-        body += [chart(_distribution(result, measure)), chart(_intervals(result, measure)), chart(_sequential_path(result, measure))]
+        body += [
+            chart(_distribution(result, measure)), chart(_intervals(result, measure)), chart(_lift(result, measure)),
+            chart(_sequential_path(result, measure)),
+        ]
         body.append("</div>")
     if result.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in result.notes) + "</ul>")

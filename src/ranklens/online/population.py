@@ -15,14 +15,16 @@ from ranklens.stats.srm import srm_test
 
 __all__ = ["exposure_times", "in_segment", "overlap", "pre_period", "srm_check", "user_segments"]
 
-def pre_period(control: Arm, treatment: Arm, pre: tuple[Any, Any], measure: str, notes: list[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Both arms' pre-period values of ``measure``; ``(None, None)`` with a note when a pre-period file does
-    not hold the measure."""
+def pre_period(
+    control: Arm, treatment: Arm, pre: tuple[Any, Any], measure: str, notes: list[str], labels: tuple[str, str] | None = None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Both arms' pre-period values of ``measure``; ``(None, None)`` with a note when a pre-period source does
+    not hold the measure. ``labels`` name the sources in messages (default: the path, or the arm's name)."""
     from ranklens.errors import MeasureError
 
     out = []
-    for arm, source in ((control, pre[0]), (treatment, pre[1])):
-        where = str(source) if isinstance(source, (str, os.PathLike)) else f"{arm.name} pre-period"
+    for i, (arm, source) in enumerate(((control, pre[0]), (treatment, pre[1]))):
+        where = labels[i] if labels else str(source) if isinstance(source, (str, os.PathLike)) else f"{arm.name} pre-period"
         try:
             out.append(pre_values(arm, source, measure, where=where))
         except MeasureError:
