@@ -14,6 +14,9 @@ reference), ``explain`` (which needs the kernel's intermediates: only the refere
   instead of printing other numbers. It takes local files only (not standard input, not ``stream=True``); what
   it finds while reading (a compressed file, a line it does not read beyond doubt, a run not grouped by
   query) is a late decline, said the same way.
+* ``compiled`` on data in memory (``inputs="memory"``, the Python API): the same pass and declaration, on
+  pandas/polars frames and Arrow tables (their Arrow buffers in place) and ``{qid: {doc: value}}`` dicts
+  (walked in C); :func:`ranklens.memory.inputs_declined` says which inputs it takes.
 * ``reference``: the numpy engine (:class:`~ranklens.engine.evaluator.Evaluator`); it takes everything.
 * ``spark``: chosen only when asked (``--engine spark``), imported on use.
 * ``duckdb``: chosen only when asked (``--engine duckdb``); it declares what the one SQL formulation
@@ -102,14 +105,20 @@ def forced() -> str | None:
 
 
 def compiled_declines(
-    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None
+    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None,
+    inputs: str = "files",
 ) -> str | None:
     """Why the compiled provider does not take these inputs (None: it takes them, unless reading says
-    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input."""
+    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input
+    (``inputs="memory"``: frames, Arrow tables and dicts, :func:`ranklens.memory.inputs_declined`)."""
     from ranklens import express
 
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
+    if inputs == "memory":
+        from ranklens.memory import inputs_declined
+
+        return reason or inputs_declined(qrels, runs, policy)
     if reason is None and stream is not None:
         reason = f"stream={stream} asked for (the compiled pass chooses how it reads)"
     if reason is None and not isinstance(qrels, str):
@@ -156,6 +165,7 @@ def choose_backend(
     stream: bool | None = None,
     engine: str = "memory",
     note: bool = True,
+    inputs: str = "files",
     needs: str = "values",
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
@@ -165,7 +175,8 @@ def choose_backend(
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
     one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
     (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
-    provides: the compiled pass returns values.
+    provides: the compiled pass returns values. ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
+    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`).
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -185,7 +196,7 @@ def choose_backend(
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
         reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
-            measures, policy, qrels, runs, stream
+            measures, policy, qrels, runs, stream, inputs
         )
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")

@@ -1,6 +1,9 @@
 """Parity of the backends by construction (issue 26): one fixture, ``backend``, parametrised over every
-backend a user can force (``RANKLENS_BACKEND=reference|compiled``), runs the measure suites' cases through the
-one dispatcher (:func:`ranklens.evaluation.evaluate_files`) once per backend. The oracles are independent of
+backend a user can force (``RANKLENS_BACKEND=reference|compiled``) and every kind of input the compiled pass
+reads (``compiled`` on files; ``compiled:dict|pandas|polars|arrow`` on data in memory), runs the measure suites'
+cases through the one dispatcher (:func:`ranklens.evaluation.evaluate_files` for files, :func:`ranklens.evaluate`
+for data in memory, the files read into ``{qid: {doc: value}}`` dicts by plain splitting and given as that
+kind) once per backend. The oracles are independent of
 ranklens: the golden outputs of the real trec_eval 10.0 (``tests/data/trec_eval``, a copy of
 ``shared/golden/trec_eval``), the plain-loop reference of ``tests/reference_impl.py`` on generated
 collections, and the spec's worked example. A forced backend that declines is an error, so every case
@@ -13,38 +16,69 @@ from __future__ import annotations
 import math
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ranklens.backends import BACKENDS
+import ranklens
 from ranklens.engine.policy import EvalPolicy
-from ranklens.errors import InputError
+from ranklens.errors import InputError, RanklensWarning
 from ranklens.evaluation import evaluate_files
 from ranklens.express import SUPPORTED_MEASURES, available, policy_declined
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference_impl as ref  # noqa: E402
+from backends_under_test import UNDER_TEST, as_kind  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
 
-@pytest.fixture(params=BACKENDS)
+KIND: list[str | None] = [None]  # the in-memory kind of the test's backend (None: files)
+
+
+@pytest.fixture(params=UNDER_TEST)
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The backend every evaluation of the test runs on (forced: one that declines fails the test)."""
-    if request.param == "compiled" and not available():
+    if request.param.startswith("compiled") and not available():
         pytest.skip("ranklens._cexpress is not built")
     for name in ("RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS", "RANKLENS_DEBUG"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RANKLENS_BACKEND", request.param)
+    name, _, kind = str(request.param).partition(":")
+    monkeypatch.setenv("RANKLENS_BACKEND", name)
+    KIND[0] = kind or None
     return str(request.param)
 
 
+def read_trec(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """The qrels and run files as ``{qid: {doc: value}}`` dicts, by plain splitting (words 1, 3, 4 of a qrels
+    line; 1, 3, 5 of a run line)."""
+    q: dict[str, dict[str, int]] = {}
+    r: dict[str, dict[str, float]] = {}
+    for line in Path(qrels).read_text().splitlines():
+        w = line.split()
+        if w:
+            q.setdefault(w[0], {})[w[2]] = int(w[3])
+    for line in Path(run).read_text().splitlines():
+        w = line.split()
+        if w:
+            r.setdefault(w[0], {})[w[2]] = float(w[4])
+    return q, r
+
+
 def per_query(qrels: str, run: str, measures: list[str], policy: EvalPolicy | None = None) -> dict[str, dict[str, float]]:
-    """``{measure: {query: value}}`` of the one run file ``run``, as the forced backend computes it."""
-    (res,) = evaluate_files(qrels, [run], measures, policy).results
-    return {m: res.per_query(str(evaluated)) for m, evaluated in zip(measures, res.measures)}
+    """``{measure: {query: value}}`` of the one run file ``run``, as the forced backend computes it (on the
+    files, or on their dicts given as the in-memory kind of the test)."""
+    if KIND[0] is None:
+        (res,) = evaluate_files(qrels, [run], measures, policy).results
+    else:
+        q, r = read_trec(qrels, run)
+        with warnings.catch_warnings():  # (the notes: the files' evaluation returns them, this one warns)
+            warnings.simplefilter("ignore", RanklensWarning)
+            res = ranklens.evaluate(as_kind(KIND[0], q, "relevance"), as_kind(KIND[0], r, "score"), measures,
+                                    policy=policy or EvalPolicy())
+    return {m: {str(k): v for k, v in res.per_query(str(evaluated)).items()} for m, evaluated in zip(measures, res.measures)}
 
 
 # ------------------------------------------------------------------------------- golden trec_eval outputs
@@ -110,6 +144,10 @@ INPUT_DECLINED = {
 }
 
 
+#: golden cases the in-memory pass declines (read into dicts, a run line's words beyond six are gone)
+MEMORY_DECLINED = {"specA.all_q": "qrels given as a [a-z]+: a (key or value|column) it does not read beyond doubt"}
+
+
 def test_the_golden_cases_are_collected() -> None:
     assert len(GOLDEN) >= 8, GOLDEN
 
@@ -121,10 +159,12 @@ def test_golden_trec_eval_values(case: str, backend: str) -> None:
     it declares."""
     (qrels, run), policy, expected = _golden_case(case)
     measures = sorted(expected)
-    undeclared = policy_declined(policy) is not None  # (-c is declared: missing="zero")
-    if backend == "compiled" and (undeclared or case in INPUT_DECLINED):
+    declined = (MEMORY_DECLINED if KIND[0] else INPUT_DECLINED).get(case)
+    # (-c is declared on files: missing="zero"; the in-memory pass declines it, it adds no absent query)
+    undeclared = policy_declined(policy) is not None or (KIND[0] is not None and policy.missing != "skip")
+    if backend != "reference" and (undeclared or declined):
         # (-l2 gives the binary measures rel=2: declined by that parameter, before the policy)
-        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if undeclared else INPUT_DECLINED[case]
+        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if undeclared else declined
         with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: .*" + reason):
             per_query(qrels, run, measures, policy)
         return
@@ -172,9 +212,10 @@ def test_generated_collections_match_the_reference(tmp_path: Path, backend: str,
     qrels, run = collection
     if not set(qrels) & set(run):
         return  # (no query in common: an error for every backend, tested elsewhere)
-    if backend == "compiled" and any(lab < 0 for docs in qrels.values() for lab in docs.values()):
+    if backend != "reference" and any(lab < 0 for docs in qrels.values() for lab in docs.values()):
         q, r = write_grouped(tmp_path, qrels, run)  # (it declines negative labels: they stay the reference's)
-        with pytest.raises(InputError, match=r"declines: .*qrels.txt: a line or column it does not read"):
+        where = r"qrels given as a [a-z]+: a (key or value|column)" if KIND[0] else r"qrels.txt: a line or column"
+        with pytest.raises(InputError, match=r"declines: .*" + where + " it does not read"):
             per_query(q, r, list(MEASURES))
         qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
     q, r = write_grouped(tmp_path, qrels, run)
@@ -195,6 +236,10 @@ def test_generated_collections_with_missing_zero(tmp_path: Path, backend: str, c
     if not set(qrels) & set(run):
         return  # (no query in common: an error for every backend, tested elsewhere)
     q, r = write_grouped(tmp_path, qrels, run)
+    if KIND[0] is not None:  # (the in-memory pass declines missing="zero": it adds no absent query)
+        with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: policy missing='zero'"):
+            per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
+        return
     got = per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
     assert all(set(values) == set(qrels) for values in got.values())
     for qid in sorted(qrels):

@@ -244,6 +244,8 @@ class Results:
         except ImportError:
             raise MissingDependencyError("pandas", "pandas", "Results.to_pandas()") from None
         if _layout(layout) == "long":
+            import pyarrow as pa
+
             nullable = {pa.int64(): pandas.Int64Dtype()}
             return self.to_long_arrow().to_pandas(types_mapper=nullable.get)
         return self.to_arrow().to_pandas().set_index("query_id")
