@@ -11,6 +11,7 @@ the same (a test checks it on a file split into many blocks).
 
 from __future__ import annotations
 
+import copy
 import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +28,8 @@ from ranklens.data.names import run_name_of
 from ranklens.data.readers import RUN, Columns, check_line_ends, extra_fields_note, no_rows, trec
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport
-from ranklens.engine.evaluator import Evaluator, nothing_evaluated
+from ranklens.engine.blocked import BlockTally
+from ranklens.engine.evaluator import Evaluator, nothing_evaluated, tally_notes
 from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import FormatError, InputError, NotGroupedError, QuerySetError
 from ranklens.results.core import Results, assemble
@@ -170,15 +172,25 @@ def evaluate_stream(
     >>> evaluate_stream(ev, str(path), block_bytes=16).per_query("P@1")
     {'q1': 0.0, 'q2': 1.0}
     """
-    block_ev = Evaluator(
-        evaluator.measures,
-        evaluator.qrels,
-        missing="skip",
-        negative=evaluator.negative,
-        judged_only=evaluator.judged_only,
-        max_docs=evaluator.max_docs,
-        rel_level=evaluator.rel_level,
-    )
+    # side tables or system-level measures: each block is a block of users of one blocked evaluation (the
+    # side tables read once and shared; the system-level measures and the notes' counts in a BlockTally)
+    tally = BlockTally() if evaluator._side.active or any(m.family.is_system(m) for m in evaluator.measures) else None
+    if tally is not None:
+        if not evaluator.streamable:
+            raise InputError(f"{path}: this evaluation cannot be streamed (missing='zero' with recommender side tables or system-level measures); read the run whole")
+        block_ev = copy.copy(evaluator)
+        block_ev.query_set = "intersect"
+    else:
+        block_ev = Evaluator(
+            evaluator.measures,
+            evaluator.qrels,
+            missing="skip",
+            negative=evaluator.negative,
+            judged_only=evaluator.judged_only,
+            max_docs=evaluator.max_docs,
+            rel_level=evaluator.rel_level,
+        )
+    evaluated: list[str] = []
     closed: set[str] = set()
     query_ids: list[str] = []
     values: list[np.ndarray] = []
@@ -196,7 +208,10 @@ def evaluate_stream(
             doc_hash=block.doc_hash,
         )
         nonlocal pool
-        res = block_ev.results(run, allow_empty=True)
+        res = block_ev.results(run, allow_empty=True, tally=tally)
+        if tally is not None:
+            tally.blocks += 1
+            evaluated.extend(block_ev.last_query_ids)
         if block_ev.last_pool is not None:
             pool = pool + block_ev.last_pool
         report = block_ev.last_report
@@ -225,7 +240,7 @@ def evaluate_stream(
         _check_grouped(pending, closed, path, fix)
         evaluate(pending)
 
-    seen_in_qrels = set(query_ids)
+    seen_in_qrels = set(query_ids if tally is None else evaluated)
     qrels_ids = evaluator.qrels.query_ids.to_pylist()
     missing = [q for q in qrels_ids if q not in seen_in_qrels]
     if evaluator.query_set == "error" and missing:
@@ -262,7 +277,12 @@ def evaluate_stream(
         ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
         + ((pool_note,) if pool_note else ())
     )
-    return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
+    system: dict[int, float] = {}
+    if tally is not None:  # worded as one pass words them
+        tally.pool = pool if pool.queries else None
+        notes = tuple(tally_notes(tally, evaluator, [extra_fields_note(extra_fields)] if extra_fields else [], report.messages()))
+        system = {j: acc.value() for j, acc in tally.system.items()}
+    return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options, system)
 
 
 def _flat(values: object) -> pa.Array:

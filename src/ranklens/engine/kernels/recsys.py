@@ -16,11 +16,12 @@ import numpy as np
 
 from ranklens.engine.kernels import binary
 from ranklens.engine.kernels._common import rel_threshold, relevant, within
+from ranklens.engine.kernels.recsys_system import Accumulator
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 
-__all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_notes"]
+__all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_note_counts", "recsys_notes"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +57,8 @@ class RecsysInputs:
     """int32: one key per distinct item id for every run document code (``lists.doc_ids`` names every row);
     ``doc_item``, ``doc_attr`` and ``doc_catalog`` are indexed by key (a few per catalog item, not per row)"""
     num_keys: int = 0
+    doc_vocab: Any = None
+    """the distinct item ids (Arrow strings, sorted) that ``doc_key`` codes, or None"""
     item_attr: np.ndarray | None = None
     """code into the item catalog of every training item (-1 when absent), or None"""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -333,95 +336,27 @@ def auc(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.
 
 def pooled_auc(lists: RankedLists, m: Measure) -> float:
     """Mann–Whitney AUC over all users' judged items by score; unlisted judged items score −∞; ties ½."""
-    rel = rel_threshold(m)
-    lab = lists.labels
-    is_rel = relevant(lab, rel)
-    is_nr = (lab >= 0) & (lab < rel)
-    pos_ret = int(is_rel.sum())
-    neg_ret = int(is_nr.sum())
-    pos = int(lists.num_relevant(rel).sum())
-    neg = int(lists.num_judged_nonrelevant(rel).sum())
-    if pos == 0 or neg == 0:
-        return float("nan")
-    scores = np.concatenate(
-        (lists.scores[is_rel], lists.scores[is_nr], np.full(pos - pos_ret + neg - neg_ret, -np.inf))
-    )
-    positive = np.zeros(scores.shape, dtype=bool)
-    positive[:pos_ret] = True
-    positive[pos_ret + neg_ret : pos_ret + neg_ret + pos - pos_ret] = True
-    ranks = _average_ranks(scores)  # ties share their average rank (−∞ ties with −∞)
-    return float((ranks[positive].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
-
-
-def _average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties given the mean of their ranks (scipy.stats.rankdata's ``average``)."""
-    order = np.argsort(values, kind="stable")
-    sorted_values = values[order]
-    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
-    ends = np.r_[starts[1:], values.size]
-    group_rank = (starts + ends + 1) / 2.0
-    ranks = np.empty(values.size)
-    ranks[order] = np.repeat(group_rank, ends - starts)
-    return ranks
-
-
-def _keys(lists: RankedLists, side: RecsysInputs | None) -> tuple[np.ndarray, int]:
-    """One code per distinct item for every run document code (``lists.doc_ids`` names every row)."""
-    if side is not None and side.doc_key is not None:
-        return side.doc_key, side.num_keys
-    return np.arange(len(lists.doc_ids)), len(lists.doc_ids)
-
-
-def _exposures(lists: RankedLists, m: Measure, side: RecsysInputs | None) -> np.ndarray:
-    """Top-k exposures per distinct item."""
-    key, n = _keys(lists, side)
-    return np.bincount(key[lists.docs[_top(lists, m)]], minlength=n).astype(np.float64)
-
-
-def _catalog_exposures(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
-    size = _need(side.catalog_size, m, "a catalog: the training interactions (--train) or the item catalog (--items)")
-    code = side.rows(side.doc_catalog, lists.docs[_top(lists, m)])  # type: ignore[arg-type]
-    return np.bincount(code[code >= 0], minlength=size).astype(np.float64)
+    return Accumulator(m).add(lists, None).value()
 
 
 def coverage(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
     """|recommended catalogue items| / |catalog|."""
-    x = _catalog_exposures(lists, m, side)
-    return float(np.count_nonzero(x)) / x.size if x.size else float("nan")
+    return Accumulator(m).add(lists, side).value()
 
 
 def entropy_coverage(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
     """−Σ p_i log2 p_i over the recommended items."""
-    x = _exposures(lists, m, side)
-    x = x[x > 0]
-    if x.size == 0:
-        return float("nan")
-    p = x / x.sum()
-    return float(-(p * np.log2(p)).sum())
+    return Accumulator(m).add(lists, side).value()
 
 
 def gini(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
     """Σ_j (2j − n − 1) x_(j) / (n Σx) over the catalog's exposure counts sorted ascending."""
-    x = np.sort(_catalog_exposures(lists, m, side))
-    n = x.size
-    if n == 0 or x.sum() == 0:
-        return float("nan")
-    j = np.arange(1, n + 1, dtype=np.float64)
-    return float(((2.0 * j - n - 1.0) * x).sum() / (n * x.sum()))
+    return Accumulator(m).add(lists, side).value()
 
 
 def personalization(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
     """1 − mean cosine of users' binary top-k vectors, from w_i = Σ_{u ∋ i} 1/√k_u (no pairs formed)."""
-    top = _top(lists, m)
-    q = lists.row_query[top]
-    k_u = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
-    users = int(np.count_nonzero(k_u))
-    if users < 2:
-        return float("nan")
-    key, n = _keys(lists, side)
-    w = np.bincount(key[lists.docs[top]], weights=1.0 / np.sqrt(k_u[q]), minlength=n)
-    pair_sum = (float((w * w).sum()) - users) / 2.0
-    return 1.0 - pair_sum / (users * (users - 1) / 2.0)
+    return Accumulator(m).add(lists, side).value()
 
 
 #: family name → kernel(lists, measure, side inputs): per-list values, or one value for a system-level measure
@@ -440,10 +375,11 @@ RECSYS_KERNELS: dict[str, Callable[[RankedLists, Measure, Any], Any]] = {
 }
 
 
-def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
-    """What the recommender measures left out: recommended items absent from the training data
-    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
-    notes: list[str] = []
+def recsys_note_counts(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[tuple[str, str, int, int]]:
+    """What the recommender measures left out, as counts: ``(head, tail, absent, total)`` for recommended
+    items absent from the training data (Novelty), from the catalog (Coverage, Gini) or from the item catalog
+    (ILD); the note is ``f"{head}: {absent:,} of {total:,} {tail}"`` (blocks add their counts)."""
+    counts: list[tuple[str, str, int, int]] = []
     seen: set[tuple[str, int | None]] = set()
     for m in measures:
         what = {"Novelty": ("doc_item", "not in the training data: left out of Novelty"),
@@ -459,6 +395,11 @@ def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[
         top = _top(lists, m)
         codes = side.rows(getattr(side, what[0]), lists.docs[top])
         absent = int(np.count_nonzero(codes < 0))
-        if absent:
-            notes.append(f"{m}: {absent:,} of {codes.size:,} top-{m.cutoff} recommendations are of items {what[1]}")
-    return notes
+        counts.append((str(m), f"top-{m.cutoff} recommendations are of items {what[1]}", absent, int(codes.size)))
+    return counts
+
+
+def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
+    """What the recommender measures left out: recommended items absent from the training data
+    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
+    return [f"{h}: {a:,} of {n:,} {t}" for h, t, a, n in recsys_note_counts(lists, measures, side) if a]
