@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data._arrow import to_numpy
+from ranklens.data._hashing import string_hash
 from ranklens.data._intern import intern_sorted, lookup
 from ranklens.data.readers import DOC_ALIASES, QUERY_ALIASES, Kind, column_roles, resolve_columns
 from ranklens.data.run import Run
@@ -88,6 +89,32 @@ class Interactions:
             self._cache["n_i"] = np.bincount(self.item, minlength=len(self.items)).astype(np.int64)
         return self._cache["n_i"]  # type: ignore[no-any-return]
 
+    def user_codes(self, ids: pa.Array) -> np.ndarray:
+        """The code in :attr:`users` of every id (int32, -1 when absent). A few ids against many users (a
+        block of a streamed run) are found by their hash in the users' sorted hashes (made once), then
+        checked string by string, instead of hashing every user again at each call.
+
+        >>> t = Interactions.from_arrays(["u1", "u2", "u3"], ["a", "a", "b"])
+        >>> t.user_codes(pa.array(["u3", "x", "u1"])).tolist()
+        [2, -1, 0]
+        """
+        n = len(ids)
+        if n == 0 or n * 16 >= len(self.users):
+            return lookup(ids, self.users)
+        if "user_hash" not in self._cache:
+            h = string_hash(self.users)
+            order = np.argsort(h, kind="stable")
+            self._cache["user_hash"] = (h[order], order)
+        sorted_hash, order = self._cache["user_hash"]
+        h = string_hash(ids)
+        pos = np.minimum(np.searchsorted(sorted_hash, h), sorted_hash.size - 1)
+        cand = order[pos]
+        same_hash = sorted_hash[pos] == h
+        same_id = to_numpy(pc.fill_null(pc.equal(ids, self.users.take(pa.array(cand))), False))
+        if np.any(same_hash & ~same_id):  # (two ids share a hash: the exact lookup)
+            return lookup(ids, self.users)
+        return np.where(same_hash & same_id, cand, -1).astype(np.int32)
+
     def pair_keys(self) -> np.ndarray:
         """Sorted int64 keys ``user * |items| + item`` of every pair."""
         if "keys" not in self._cache:
@@ -103,17 +130,40 @@ class Interactions:
             raise FormatError(source, "user and item columns differ in length")
         if len(u) == 0:
             raise FormatError(source, "no interaction")
-        w = np.ones(len(u)) if weights is None else _numbers(weights, source, "weight")
+        w = None if weights is None else _numbers(weights, source, "weight")
         ucode, uvocab = intern_sorted(u)
         icode, ivocab = intern_sorted(i)
-        key = ucode.astype(np.int64) * max(len(ivocab), 1) + icode
-        uniq, inverse = np.unique(key, return_inverse=True)
-        notes: list[str] = []
-        if uniq.size < key.size:
-            notes.append(f"{key.size - uniq.size} repeated user–item row(s) merged (weights added)")
-        weight = np.bincount(inverse.reshape(-1), weights=w, minlength=uniq.size)
         n = max(len(ivocab), 1)
-        return cls(uvocab, ivocab, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32), weight, source, tuple(notes))
+        # one int64 key per row, sorted in place; no inverse index or argsort unless weights are given
+        key = ucode.astype(np.int64)
+        del ucode
+        key *= n
+        key += icode
+        del icode
+        rows = key.size
+        if w is not None:
+            order = np.argsort(key, kind="stable")
+            key, w = key[order], w[order]
+            del order
+        else:
+            key.sort()
+        first = np.empty(rows, dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        uniq = key[first] if rows and not first.all() else key
+        notes: list[str] = []
+        if uniq.size < rows:
+            notes.append(f"{rows - uniq.size} repeated user–item row(s) merged (weights added)")
+        if w is not None:
+            weight = np.add.reduceat(w, np.flatnonzero(first)) if rows else np.zeros(0)
+        elif uniq.size < rows:
+            weight = np.diff(np.append(np.flatnonzero(first), rows)).astype(np.float64)
+        else:  # every pair once, no weight column: weight 1 each, without an array of ones per pair
+            weight = np.broadcast_to(np.float64(1.0), (rows,))
+        del first
+        out = cls(uvocab, ivocab, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32), weight, source, tuple(notes))
+        out._cache["keys"] = uniq  # (the pair keys exclude-seen searches: already made)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -353,7 +403,7 @@ def drop_seen(run: Run, train: Interactions) -> tuple[Run, int]:
     """
     if len(run) == 0:
         return run, 0
-    ucode = lookup(run.query_ids, train.users)  # per vocabulary entry: small
+    ucode = train.user_codes(run.query_ids)  # per vocabulary entry: small
     icode = lookup(run.doc_ids, train.items)
     doc = run.doc
     keys = train.pair_keys()

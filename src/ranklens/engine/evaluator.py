@@ -574,10 +574,8 @@ class _SideTables:
             key, vocab = intern_sorted(lists.doc_ids)
         fields: dict[str, Any] = {"doc_key": key, "num_keys": len(vocab), "doc_vocab": vocab, **self._per_vocab(vocab)}
         if t is not None:
-            from ranklens.data._intern import lookup
-
             fields.update(
-                num_users=t.num_users, item_users=t.item_users(), query_user=lookup(lists.query_ids, t.users),
+                num_users=t.num_users, item_users=t.item_users(), query_user=t.user_codes(lists.query_ids),
                 train_user=t.user, train_item=t.item, catalog_size=len(t.items),
             )
         if c is not None:

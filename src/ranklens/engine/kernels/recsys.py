@@ -214,7 +214,9 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
     user = side.query_user[q]  # type: ignore[index]
     rel = relevant(lists.labels[top], rel_threshold(m)).astype(np.float64)
     tu = side.train_user
-    hist_len = np.bincount(tu, minlength=int(side.num_users)).astype(np.float64)  # type: ignore[arg-type]
+    if "hist_len" not in side._cache:  # (global: made once, shared by the blocks)
+        side._cache["hist_len"] = np.bincount(tu, minlength=int(side.num_users)).astype(np.float64)  # type: ignore[arg-type]
+    hist_len = side._cache["hist_len"]
     has = user >= 0
     h_u = np.where(has, hist_len[np.maximum(user, 0)], 0.0)
     sim_sum = np.zeros(q.shape)
@@ -223,10 +225,12 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
             raise MeasureError(f"{m}: sim=features needs the item catalog with numeric features (items=, --items)")
         unit = _unit_features(side)
         # Σ_{j∈H_u} f̂_j per user, over the history items found in the catalog
-        hist_attr = side.item_attr[side.train_item]  # type: ignore[index]
-        ok = hist_attr >= 0
-        user_sum = np.zeros((int(side.num_users), unit.shape[1]))
-        np.add.at(user_sum, tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
+        if "user_sum" not in side._cache:  # (global: made once, shared by the blocks)
+            hist_attr = side.item_attr[side.train_item]  # type: ignore[index]
+            ok = hist_attr >= 0
+            side._cache["user_sum"] = np.zeros((int(side.num_users), unit.shape[1]))
+            np.add.at(side._cache["user_sum"], tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
+        user_sum = side._cache["user_sum"]
         row_attr = side.rows(side.doc_attr, lists.docs[top])
         good = has & (row_attr >= 0)
         sim_sum[good] = np.einsum("ij,ij->i", unit[row_attr[good]], user_sum[user[good]])
@@ -263,7 +267,9 @@ def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.n
             side._cache["sim_keys"] = rows * n_items + s.indices
         keys, data = side._cache["sim_keys"], s.data
     tu = side.train_user
-    starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]  # sorted by user
+    if "hist_starts" not in side._cache:  # (the training rows are sorted by user)
+        side._cache["hist_starts"] = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]
+    starts = side._cache["hist_starts"]
     h_len = np.diff(starts)[user]
     out = np.zeros(user.size)
     chunk = max(1, 1_000_000 // max(int(h_len.max(initial=1)), 1))
