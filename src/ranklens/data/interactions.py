@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,15 +126,24 @@ class Interactions:
     @classmethod
     def from_arrays(cls, users: object, items: object, weights: object | None = None, *, source: str = "<train>") -> Interactions:
         """Build from parallel columns (weights default to 1)."""
-        u = _ids(users, source, "user")
-        i = _ids(items, source, "item")
+        columns = [users, items]
+        del users, items
+        return cls._build(columns, weights, source)
+
+    @classmethod
+    def _build(cls, columns: list[Any], weights: object | None, source: str) -> Interactions:
+        """:meth:`from_arrays` taking its id columns in a list it empties (each released once interned)."""
+        i = _ids(columns.pop(), source, "item")
+        u = _ids(columns.pop(), source, "user")
         if len(u) != len(i):
             raise FormatError(source, "user and item columns differ in length")
         if len(u) == 0:
             raise FormatError(source, "no interaction")
         w = None if weights is None else _numbers(weights, source, "weight")
-        ucode, uvocab = intern_sorted(u)
-        icode, ivocab = intern_sorted(i)
+        ucode, uvocab = intern_sorted(u)  # type: ignore[arg-type]
+        del u
+        icode, ivocab = intern_sorted(i)  # type: ignore[arg-type]
+        del i
         n = max(len(ivocab), 1)
         # one int64 key per row, sorted in place; no inverse index or argsort unless weights are given
         key = ucode.astype(np.int64)
@@ -208,17 +219,30 @@ def read_interactions(source: Any, *, format: str | None = None, columns: Mappin
     """
     if isinstance(source, Interactions):
         return source
-    table, display = _table(source, format, "train")
+    parquet = _parquet_path(source, format)
+    if parquet is not None:  # (its columns are read one at a time, when they are interned: not a whole table)
+        import pyarrow.parquet as pq
+
+        table, display = None, parquet
+        names = [str(n) for n in pq.read_schema(parquet).names]
+    else:
+        table, display = _table(source, format, "train")
+        names = [str(n) for n in table.column_names]
     mapping = column_roles(columns, INTERACTIONS, display)
-    names = [str(n) for n in table.column_names]
     notes: list[str] = []
     has_value = (mapping is not None and "value" in mapping) or any(n.strip().lower() in INTERACTIONS.value_aliases for n in names)
-    if not has_value:
-        table = table.append_column(_NO_WEIGHT, pa.array(np.ones(table.num_rows)))
+    if not has_value:  # (the name only: no column of ones is made, every pair weighs 1)
         mapping = {**(mapping or {}), "value": _NO_WEIGHT}
         names.append(_NO_WEIGHT)
     q, d, v = resolve_columns(names, INTERACTIONS, display, mapping=mapping)
-    out = Interactions.from_arrays(table.column(q), table.column(d), table.column(v), source=display)
+    path = display
+
+    def column(at: int) -> Any:  # (resolve_columns gives positions)
+        return table.column(at) if table is not None else _parquet_column(path, names[at])
+
+    weights = column(v) if has_value else None
+    ids = [functools.partial(column, q), functools.partial(column, d)]
+    out = Interactions._build(ids, weights, display)
     if not has_value:
         notes.append("no weight column: every interaction weighs 1")
     return dataclasses.replace(out, notes=(*notes, *out.notes)) if notes else out
@@ -363,13 +387,37 @@ def _read_delimited(data: bytes, display: str, delimiter: str) -> pa.Table:
         raise FormatError(display, f"cannot read the table: {e}") from None
 
 
+def _parquet_path(source: Any, format: str | None) -> str | None:
+    """``source`` as a path when it names a Parquet file, else None."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    from ranklens.data.io import format_of
+
+    try:
+        fmt, compressed = format_of(str(source), format)
+    except Exception:
+        return None
+    return str(source) if fmt == "parquet" and not compressed and os.path.isfile(source) else None
+
+
+def _parquet_column(path: str, name: str) -> pa.ChunkedArray:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, columns=[name]).column(0)
+    except (pa.ArrowException, OSError) as e:
+        raise FormatError(path, f"cannot read column {name!r} as Parquet: {e}") from None
+
+
 def _ids(values: Any, source: str, what: str) -> pa.Array:
+    if callable(values):  # (a column read when it is needed)
+        values = values()
     arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(values))
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
     if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
         arr = pc.cast(arr, pa.string())
-    if arr.null_count or (len(arr) and pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py()):
+    # chunk by chunk (a Parquet file's row groups are not combined into one copy)
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if arr.null_count or any(len(c) and pc.any(pc.equal(pc.utf8_length(c), 0)).as_py() for c in chunks):
         raise FormatError(source, f"empty {what} id")
     return arr.cast(pa.string())
 
