@@ -107,3 +107,20 @@ def test_missing_zero_is_not_blocked():
     assert not ev.blockable and not ev.streamable
     res = ev.results(ranklens.read_run(run), block_users=2)
     assert "nobody" in res.query_ids
+
+
+def test_a_run_above_the_block_size_is_blocked_by_itself(monkeypatch):
+    """Above BLOCK_USERS users (50k; 4 here) an evaluator with side tables blocks the run without being asked;
+    without side tables or system-level measures it never does."""
+    import ranklens.engine.evaluator as evaluator
+
+    monkeypatch.setattr(evaluator, "BLOCK_USERS", 4)
+    qrels, run, train, catalog = collection(11, 10)
+    ev = ranklens.Evaluator(MEASURES, qrels, train=train, items=catalog)
+    r = ranklens.read_run(run)
+    blocked = ev.results(r)
+    assert ev.last_blocks == -(-r.num_queries // 4)
+    same(ev.results(r, block_users=r.num_queries + 1), blocked)  # one block: the one-pass values
+    plain = ranklens.Evaluator(["nDCG@5"], qrels)
+    plain.results(r)
+    assert not hasattr(plain, "last_blocks")
