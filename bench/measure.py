@@ -36,6 +36,7 @@ class Finished:
     stdout: str
     stderr: str
     rss_exact: bool = True  # False: an upper bound that includes the harness's own RSS
+    cpu_seconds: float = 0.0  # user + system time of the process and the children it waited for (wait4)
 
     @property
     def ok(self) -> bool:
@@ -87,4 +88,5 @@ def spawn(argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None 
             stdout=out.read().decode(errors="replace"),
             stderr=err.read().decode(errors="replace"),
             rss_exact=exact,
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
         )

@@ -5,6 +5,7 @@
     python -m bench.run --scaling                          # 1M..20M lines, plot to docs/benchmarks_scaling.png
     python -m bench.run --quick-cli                        # start-up and S targets of issue 12 (bench/targets.py)
     python -m bench.run --targets                          # every target of issue 12, from the runs above
+    python -m bench.run --faces --repeat 5                 # issue 26: every face on the toy collection (bench/faces.py)
 
 ``--trec-eval-src DIR`` builds trec_eval from its source tree (bench/trec_eval_build.py) and measures it.
 
@@ -183,6 +184,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument("--trec-eval-src", type=Path, metavar="DIR", help="build trec_eval from this source tree (usnistgov/trec_eval) and use it")
     parser.add_argument("--quick-cli", action="store_true", help="issue 12's start-up targets: --help, toy eval, S vs trec_eval and pytrec_eval (--shapes: the S stand-in)")
+    parser.add_argument("--faces", action="store_true", help="issue 26: every face on the toy collection, wall and CPU, and trec-eval on S (--shapes: the S stand-in, 'none' to skip)")
     parser.add_argument("--targets", action="store_true", help="every target of issue 12 from earlier runs in --out-dir, timing compare on M (--shapes: the M,W,Mpq stand-ins)")
     return parser
 
@@ -196,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         from bench.trec_eval_build import build
 
         tools_module.TREC_EVAL_OVERRIDE = build(args.trec_eval_src, log=not args.quiet)
+    if args.faces:
+        return _faces_mode(args, argv)
     if args.quick_cli or args.targets:
         return _targets_mode(args, argv)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -307,6 +311,34 @@ def _targets_mode(args: argparse.Namespace, argv: Sequence[str] | None) -> list[
     (args.out_dir / f"{stem}.md").write_text(f"Command: `{command}`; tree: {meta['tree']}; {_machine_line(host)}\n\n{text}")
     data = {"meta": meta, "targets": [vars(t) for t in targets], "cells": tg.cells_json(cells)}
     (args.out_dir / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+    print(text)
+    return []
+
+
+def _faces_mode(args: argparse.Namespace, argv: Sequence[str] | None) -> list[Row]:
+    """``--faces`` (bench/faces.py): every face on the toy collection, and trec-eval on S against trec_eval."""
+    from bench.faces import faces, faces_markdown
+    from bench.tools import trec_eval_binary
+
+    log = (lambda text: None) if args.quiet else (lambda text: _say(True, text))
+    command = "python -m bench.run " + shlex.join(list(sys.argv[1:] if argv is None else argv))
+    spec = args.shapes or "S"
+    shape = None if spec == "none" else next(iter(iter_shapes(spec)))
+    repeat = args.repeat or 5
+    cells = faces(shape, repeat=repeat, timeout=args.timeout, data_dir=args.data_dir, env=_env(), repo=REPO, log=log)
+    note = "" if trec_eval_binary() or shape is None else (
+        "trec_eval: no binary here (build one with --trec-eval-src DIR or set $TREC_EVAL); its rows are not measured."
+    )
+    host = machine()
+    text = faces_markdown(cells, note)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    header = f"Command: `{command}`; tree: {_tree()}; {_machine_line(host)}; median of {repeat} fresh processes\n\n"
+    (args.out_dir / "faces.md").write_text(header + text + "\n")
+    data = {
+        "meta": {"machine": host, "command": command, "repeat": repeat},
+        "cells": [{"name": c.name, "argv": c.argv, "wall": c.wall, "cpu": c.cpu, "failure": c.failure} for c in cells],
+    }
+    (args.out_dir / "faces.json").write_text(json.dumps(data, indent=1) + "\n")
     print(text)
     return []
 

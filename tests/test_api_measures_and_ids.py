@@ -130,6 +130,20 @@ def test_to_pandas_joins_back_on_integer_ids() -> None:
     assert res.to_arrow().schema.field("query_id").type == __import__("pyarrow").int64()
 
 
+def test_the_long_pandas_layout_keeps_integer_ids_integers() -> None:
+    """The long layout's aggregate rows have no query id (null): the column must stay integer (pandas'
+    nullable ``Int64``), not become float64 with NaN, where 1.0 would stand for the user 1."""
+    pd = pytest.importorskip("pandas")
+    qrels, run = _int_frames()
+    long = ranklens.evaluate(qrels, run, ["P@1"]).to_pandas(layout="long")
+    assert pd.api.types.is_integer_dtype(long["query_id"].dtype), long["query_id"].dtype
+    ids = long["query_id"].dropna().tolist()
+    assert sorted(ids) == [1, 2, 3] and all(isinstance(q, int) for q in ids), ids
+    assert int(long["query_id"].isna().sum()) == 1  # the aggregate row
+    strings = ranklens.evaluate(QRELS, RUN, ["P@1"]).to_pandas(layout="long")
+    assert sorted(strings["query_id"].tolist()) == ["all", "q1", "q2"]
+
+
 def test_string_ids_stay_strings() -> None:
     res = ranklens.evaluate(QRELS, RUN, ["P@1"])
     assert res.per_query("P@1") == {"q1": 1.0, "q2": 0.0}

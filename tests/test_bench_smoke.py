@@ -195,3 +195,15 @@ def test_trec_eval_src_must_be_a_source_tree(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="not a trec_eval source tree"):
         trec_eval_build.build(tmp_path, tmp_path / "cache", log=False)
     assert not (tmp_path / "cache").exists()
+
+
+def test_api_memory_bench_runs_and_the_tools_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/api_memory.py (issue 26): fresh processes, every value checked against pytrec_eval's (it exits
+    otherwise), the table and the targets printed; tiny data, no timing asserted."""
+    from bench import api_memory
+
+    assert api_memory.main(["--rows", "2000", "--tools", "ranklens-pandas,ranklens-dicts,pytrec_eval"]) == 0
+    out = capsys.readouterr().out
+    tools = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("| ranklens-") or line.startswith("| pytrec")]
+    assert tools[:3] == ["ranklens-pandas", "ranklens-dicts", "pytrec_eval"]
+    assert "| ranklens-dicts ≥ 2× faster than pytrec_eval from dicts |" in out

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import ranklens
 from ranklens.cli.main import cli
-from ranklens.errors import InputError, RanklensWarning
+from ranklens.errors import InputError, RanklensWarning, python_wording
 
 QRELS = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
 #: answers q1 and q2, misses q3, and has a query the qrels lack (q9)
@@ -36,8 +36,8 @@ def test_evaluate_warns_once_per_note_pointing_at_the_caller() -> None:
         res = ranklens.evaluate(QRELS, PARTIAL, "P@1")
     # by hand: q3 is skipped (not retrieved) and q9 ignored (not judged): two notes, each warned once
     assert len(res.notes) == 2
-    assert _messages(record) == [f"run: {note}" for note in res.notes]
-    assert any("1 qrels query with no retrieved document: skipped" in m for m in _messages(record))
+    assert _messages(record) == [f"run: {python_wording(note)}" for note in res.notes]
+    assert any("1 qrels query with no retrieved document: skipped; pass missing='zero'" in m for m in _messages(record))
     assert any("1 run query" in m and "not in the qrels: ignored" in m for m in _messages(record))
     assert {w.filename for w in record} == {__file__}
     assert res.per_query("P@1") == {"q1": 1.0, "q2": 0.0}
@@ -48,7 +48,8 @@ def test_the_evaluator_warns_on_every_call() -> None:
     for _ in range(2):  # the same notes again for the next run: not swallowed after the first time
         with pytest.warns(RanklensWarning) as record:
             res = ev(PARTIAL, name="partial")
-        assert _messages(record) == [f"partial: {note}" for note in res.notes] and len(res.notes) == 2
+        # (in the Python API's words: a note is data, each face words it)
+        assert _messages(record) == [f"partial: {python_wording(note)}" for note in res.notes] and len(res.notes) == 2
     with pytest.warns(RanklensWarning) as record:
         ev.evaluate_many([FULL, PARTIAL])
     assert len(record) == 2 and all(m.startswith("run: ") for m in _messages(record))
@@ -67,7 +68,7 @@ def test_compare_warns_each_note_once() -> None:
     with pytest.warns(RanklensWarning) as record:
         cmp = ranklens.compare(QRELS, {"partial": PARTIAL, "full": FULL}, ["P@1"])
     # the runs' own notes come once, with the system's name, and the pairing note once: no duplicates
-    assert _messages(record) == list(cmp.notes)
+    assert _messages(record) == [python_wording(n) for n in cmp.notes]
     assert len(set(cmp.notes)) == len(cmp.notes)
     assert any(m.startswith("partial: 1 qrels query with no retrieved document") for m in cmp.notes)
     assert any("paired on 2 common queries" in m for m in cmp.notes)

@@ -14,11 +14,12 @@ from ranklens._version import __version__
 from ranklens.errors import FormatError, InputError, MeasureError, RanklensError, RanklensWarning
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562), so `import ranklens` stays light
+    from ranklens.api import evaluate
     from ranklens.comparison import Comparison, compare
     from ranklens.data import Qrels, Run
     from ranklens.data.io import read_qrels, read_run
     from ranklens.data.segments import read_segments
-    from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate, evaluate_arrays
+    from ranklens.engine import EvalPolicy, Evaluator, RankedLists, evaluate_arrays
     from ranklens.measures import Measure, parse
     from ranklens.online import ab
     from ranklens.results.core import Results
@@ -36,7 +37,7 @@ _LAZY = {
     "EvalPolicy": "ranklens.engine",
     "Evaluator": "ranklens.engine",
     "RankedLists": "ranklens.engine",
-    "evaluate": "ranklens.engine",
+    "evaluate": "ranklens.api",
     "evaluate_arrays": "ranklens.engine",
     "Measure": "ranklens.measures",
     "parse": "ranklens.measures",

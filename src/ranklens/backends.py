@@ -3,14 +3,20 @@
 A backend is a provider: it declares what it supports — measures with their parameter values, the
 evaluation policy, the kinds of input — and gives a reason when it declines. :func:`choose_backend` asks
 them in order and is the only place that chooses; ``ranklens eval`` (both its express form and the full
-one), ``compare``, ``gate`` and :func:`ranklens.evaluation.evaluate_files` all call it.
+one), ``compare``, ``gate``, ``trec-eval`` (for the measures the compiled pass declares; the rest on the
+reference), ``explain`` (which needs the kernel's intermediates: only the reference gives them) and
+:func:`ranklens.evaluation.evaluate_files` all call it.
 
 * ``compiled``: the one compiled pass of :mod:`ranklens.express` (``_cexpress.c``). Its declaration lives
-  next to the C code (:data:`ranklens.express.SUPPORTED_MEASURES`, :data:`ranklens.express.SUPPORTED_POLICY`)
+  next to the C code (:data:`ranklens.express.SUPPORTED_MEASURES`, :data:`ranklens.express.SUPPORTED_POLICY`:
+  ``missing`` ``"skip"`` and ``"zero"``, the qrels queries a run lacks then added as 0, trec_eval ``-c``)
   and is compared with each measure's *resolved* parameters, so a changed registry default declines
   instead of printing other numbers. It takes local files only (not standard input, not ``stream=True``); what
   it finds while reading (a compressed file, a line it does not read beyond doubt, a run not grouped by
   query) is a late decline, said the same way.
+* ``compiled`` on data in memory (``inputs="memory"``, the Python API): the same pass and declaration, on
+  pandas/polars frames and Arrow tables (their Arrow buffers in place) and ``{qid: {doc: value}}`` dicts
+  (walked in C); :func:`ranklens.memory.inputs_declined` says which inputs it takes.
 * ``reference``: the numpy engine (:class:`~ranklens.engine.evaluator.Evaluator`); it takes everything.
 * ``spark``: chosen only when asked (``--engine spark``), imported on use.
 
@@ -36,17 +42,27 @@ from ranklens.errors import InputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: the express form of `ranklens eval` imports this module)
     from collections.abc import Callable, Sequence
-    from typing import TypeVar
+    from typing import Any, TypeVar
+
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.hooks import ProgressHook
+    from ranklens.results.core import Results
 
     T = TypeVar("T")
 
-__all__ = ["BACKENDS", "ENV", "Choice", "choose_backend", "compiled_declines", "debug_note", "forced", "run_compiled"]
+__all__ = [
+    "BACKENDS", "ENV", "INTERMEDIATES_DECLINED", "Choice", "choose_backend", "compiled_declines", "compiled_results", "debug_note", "forced",
+    "run_compiled",
+]
 
 #: the environment variable that forces a backend
 ENV = "RANKLENS_BACKEND"
 
 #: the backends a user may force, in the order the dispatcher tries them
 BACKENDS = ("compiled", "reference")
+
+#: why the compiled provider declines ``explain``
+INTERMEDIATES_DECLINED = "it returns values, not the kernel's per-rank intermediates (explain prints those)"
 
 
 class Choice:
@@ -82,14 +98,20 @@ def forced() -> str | None:
 
 
 def compiled_declines(
-    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None
+    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None,
+    inputs: str = "files",
 ) -> str | None:
     """Why the compiled provider does not take these inputs (None: it takes them, unless reading says
-    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input."""
+    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input
+    (``inputs="memory"``: frames, Arrow tables and dicts, :func:`ranklens.memory.inputs_declined`)."""
     from ranklens import express
 
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
+    if inputs == "memory":
+        from ranklens.memory import inputs_declined
+
+        return reason or inputs_declined(qrels, runs, policy)
     if reason is None and stream is not None:
         reason = f"stream={stream} asked for (the compiled pass chooses how it reads)"
     if reason is None and not isinstance(qrels, str):
@@ -112,12 +134,17 @@ def choose_backend(
     stream: bool | None = None,
     engine: str = "memory",
     note: bool = True,
+    inputs: str = "files",
+    needs: str = "values",
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
     first provider of :data:`BACKENDS` that does not decline (``RANKLENS_BACKEND`` forces one). ``note``:
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
-    one may still decline while reading: :func:`run_compiled` writes its note).
+    one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
+    (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
+    provides: the compiled pass returns values. ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
+    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`).
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -130,7 +157,9 @@ def choose_backend(
     elif want == "reference":
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
-        reason = compiled_declines(measures, policy, qrels, runs, stream)
+        reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
+            measures, policy, qrels, runs, stream, inputs
+        )
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")
         elif want == "compiled":
@@ -164,3 +193,32 @@ def debug_note(choice: Choice) -> None:
     """Write ``ranklens: debug: <choice>`` to standard error when ``RANKLENS_DEBUG`` is set (not ``0``)."""
     if os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
         sys.stderr.write(f"ranklens: debug: {choice.said()}\n")
+
+
+def compiled_results(
+    qrels: str, named: Sequence[tuple[str | None, str]], wanted: Sequence[Any], policy: EvalPolicy,
+    progress: ProgressHook | None, why: list[str],
+) -> tuple[list[Results], list[str]] | None:
+    """The Results of the compiled backend (:mod:`ranklens.express`, chosen by
+    :func:`ranklens.backends.choose_backend`) and the runs it found not grouped by query, or None when it
+    declines while reading (what it found appended to ``why``). Values, notes and options are the reference's
+    (``tests/test_express.py``, ``tests/engine/test_backend_parity.py``); only the time differs."""
+    from ranklens.express import evaluate_express
+
+    paths = [path for _, path in named]
+    quick = evaluate_express(
+        qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why, missing=policy.missing
+    )
+    if quick is None:
+        return None
+    import numpy as np
+
+    from ranklens.results.core import assemble
+
+    options = {**policy.options(labels="int"), "streamed": True}
+    not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
+    return [
+        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
+                 r.notes, options if r.grouped else policy.options(labels="int"))
+        for r in quick
+    ], not_grouped

@@ -43,6 +43,7 @@ __all__ = [
     "alignment_notes",
     "cli_wording",
     "did_you_mean",
+    "python_wording",
     "warn_notes",
 ]
 
@@ -118,36 +119,87 @@ def warn_notes(notes: Iterable[str], prefix: str = "") -> None:
     level, frame = 1, sys._getframe(0)
     while frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] == "ranklens":
         frame, level = frame.f_back, level + 1
-    for note in notes:
-        warnings.warn(f"{prefix}{note}", RanklensWarning, stacklevel=level)
+    for note in notes:  # (a Note in the Python API's words: missing='zero', not --missing zero)
+        warnings.warn(f"{prefix}{python_wording(note)}", RanklensWarning, stacklevel=level)
 
 
-class Note:
+class Note(str):
     """One note as data: what joining a run to the qrels left out or changed, counted. ``kind`` names it
-    (one of :data:`NOTE_KINDS`), ``count`` counts it and ``fields`` hold the rest; each face words it (the
-    command line's words: :func:`cli_wording`), so no face parses a note's text back into counts.
+    (one of :data:`NOTE_KINDS`), ``count`` counts it and ``fields`` hold the rest. It is a ``str`` — the command
+    line's words (:func:`cli_wording`), so everything that prints, saves or compares notes as text keeps
+    working — and each face words it from the data: the Python API's warnings say ``missing='zero'``
+    (:func:`python_wording`), the monitor gives the data itself; no face parses a note's text back into counts.
+    ``prefix`` (say ``"bm25: "``) names what the note is about, in every wording.
 
     >>> note = Note("run_only_queries", 2, rows=7)
-    >>> note.kind, note.count, note.fields, cli_wording(note)
-    ('run_only_queries', 2, {'rows': 7}, '2 run queries (7 rows) not in the qrels: ignored')
+    >>> note.kind, note.count, note.fields, note
+    ('run_only_queries', 2, {'rows': 7}, Note('run_only_queries', 2, rows=7))
+    >>> str(note), python_wording(Note("qrels_only_queries", 1, scored_zero=False).with_prefix("bm25: "))
+    ('2 run queries (7 rows) not in the qrels: ignored', "bm25: 1 qrels query with no retrieved document: skipped; pass missing='zero' (trec_eval -c) to count them as 0")
     """
 
-    __slots__ = ("kind", "count", "fields")
+    kind: str
+    count: int  # type: ignore[assignment]  # (the data's name, as the issue spells it: it shadows str.count)
+    fields: dict[str, object]
+    prefix: str
 
-    def __init__(self, kind: str, count: int, **fields: object) -> None:
+    def __new__(cls, kind: str, count: int, *, prefix: str = "", **fields: object) -> Note:
         if kind not in NOTE_KINDS:
             raise ValueError(f"a note kind is one of {', '.join(NOTE_KINDS)}; got {kind!r}")
-        self.kind, self.count, self.fields = kind, count, fields
+        self = super().__new__(cls, prefix + _words(kind, count, fields, "cli"))
+        self.kind, self.count, self.fields, self.prefix = kind, count, fields, prefix
+        return self
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Note) and (self.kind, self.count, self.fields) == (other.kind, other.count, other.fields)
+    def with_prefix(self, prefix: str) -> Note:
+        """The same note about ``prefix`` (put before the words it has)."""
+        return Note(self.kind, self.count, prefix=prefix + self.prefix, **self.fields)
 
-    def __hash__(self) -> int:
-        return hash((self.kind, self.count, tuple(sorted(self.fields.items()))))
+    def data(self) -> dict[str, object]:
+        """The note as JSON-ready data (what the monitor stores and shows).
+
+        >>> Note("truncated_rows", 3).data()
+        {'kind': 'truncated_rows', 'count': 3}
+        """
+        return {"kind": self.kind, "count": self.count, **self.fields}
+
+    def __reduce__(self) -> tuple[object, ...]:  # (pickled to Spark's workers and back as data)
+        return (_note, (self.kind, self.count, self.prefix, self.fields))
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.fields.items())
         return f"Note({self.kind!r}, {self.count}{extra})"
+
+
+def _note(kind: str, count: int, prefix: str, fields: dict[str, object]) -> Note:
+    return Note(kind, count, prefix=prefix, **fields)
+
+
+def _words(kind: str, count: int, fields: dict[str, object], face: str) -> str:
+    n = count
+    if kind == "run_only_queries":
+        return f"{n} run quer{'y' if n == 1 else 'ies'} ({fields['rows']} rows) not in the qrels: ignored"
+    if kind == "qrels_only_queries":
+        flag = "missing='zero'" if face == "python" else "--missing zero"
+        if fields.get("scored_zero"):
+            what = "scored 0 (missing='zero')" if face == "python" else "scored 0 (query set 'qrels')"
+        else:
+            what = f"skipped; {'pass' if face == 'python' else 'use'} {flag} (trec_eval -c) to count them as 0"
+        return f"{n} qrels quer{'y' if n == 1 else 'ies'} with no retrieved document: {what}"
+    if kind == "truncated_rows":
+        return f"{n} rows beyond the per-query depth limit: not evaluated"
+    return f"{n} unjudged rows removed (judged-only)"
+
+
+def python_wording(note: str) -> str:
+    """The Python API's words for ``note`` (a :class:`Note`; any other text as it is): its parameters, not
+    the command line's flags.
+
+    >>> python_wording(Note("qrels_only_queries", 2, scored_zero=True)), python_wording("as it is")
+    ("2 qrels queries with no retrieved document: scored 0 (missing='zero')", 'as it is')
+    """
+    if isinstance(note, Note):
+        return note.prefix + _words(note.kind, note.count, note.fields, "python")
+    return note
 
 
 #: the kinds of :class:`Note`: run queries not in the qrels (field ``rows``), qrels queries without a retrieved
@@ -181,33 +233,22 @@ def alignment_note_data(
 
 
 def cli_wording(note: Note) -> str:
-    """The command line's words for ``note`` (they name its flags).
+    """The command line's words for ``note`` (they name its flags): its text.
 
     >>> cli_wording(Note("qrels_only_queries", 3, scored_zero=True))
     "3 qrels queries with no retrieved document: scored 0 (query set 'qrels')"
     """
-    n = note.count
-    if note.kind == "run_only_queries":
-        return f"{n} run quer{'y' if n == 1 else 'ies'} ({note.fields['rows']} rows) not in the qrels: ignored"
-    if note.kind == "qrels_only_queries":
-        what = "scored 0 (query set 'qrels')" if note.fields.get("scored_zero") else (
-            "skipped; use --missing zero (trec_eval -c) to count them as 0"
-        )
-        return f"{n} qrels quer{'y' if n == 1 else 'ies'} with no retrieved document: {what}"
-    if note.kind == "truncated_rows":
-        return f"{n} rows beyond the per-query depth limit: not evaluated"
-    return f"{n} unjudged rows removed (judged-only)"
+    return str.__str__(note)
 
 
-def alignment_notes(*counts: int | bool) -> list[str]:
-    """The notes of what joining a run to the qrels left out, in the command line's words (the engine's
-    alignment and the compiled pass say them so): :func:`alignment_note_data` of the same arguments, worded by
-    :func:`cli_wording`.
+def alignment_notes(*counts: int | bool) -> list[Note]:
+    """The notes of what joining a run to the qrels left out (the engine's alignment and the compiled pass say
+    them so): :func:`alignment_note_data` of the same arguments, each a ``str`` in the command line's words.
 
-    >>> alignment_notes(2, 7, 1)
+    >>> [str(n) for n in alignment_notes(2, 7, 1)]
     ['2 run queries (7 rows) not in the qrels: ignored', '1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count them as 0']
     """
-    return [cli_wording(note) for note in alignment_note_data(*counts)]  # type: ignore[arg-type]
+    return alignment_note_data(*counts)  # type: ignore[arg-type]
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -19,14 +19,15 @@ progress display is a hook (:data:`ProgressHook`), so the library never draws on
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ranklens.backends import compiled_results
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
 from ranklens.hooks import NoteHook, ProgressHook
+from ranklens.results.files import FileEvaluation, label_runs, pass_notes
 
 if TYPE_CHECKING:
     from ranklens.engine.evaluator import Evaluator
@@ -46,15 +47,6 @@ __all__ = [
     "resolve_baseline",
     "segment_notes",
 ]
-
-class FileEvaluation(NamedTuple):
-    """What :func:`evaluate_files` returns: one Results per run (in order, named), the notes to show
-    (each prefixed with its file) and the run files read whole because their queries were not grouped."""
-
-    results: list[Results]
-    notes: list[str]
-    read_whole: list[str]
-
 
 @contextlib.contextmanager
 def no_progress(label: str, total: int | None) -> Iterator[Callable[[int, int], None]]:
@@ -140,51 +132,6 @@ def evaluate_files(
         pass_notes(path, res, notes, on_note)
         results.append(res)
     return FileEvaluation(label_runs(named, results), notes, read_whole)
-
-
-def compiled_results(
-    qrels: str, named: Sequence[tuple[str | None, str]], wanted: Sequence[Any], policy: EvalPolicy,
-    progress: ProgressHook | None, why: list[str],
-) -> tuple[list[Results], list[str]] | None:
-    """The Results of the compiled backend (:mod:`ranklens.express`, chosen by
-    :func:`ranklens.backends.choose_backend`) and the runs it found not grouped by query, or None when it
-    declines while reading (what it found appended to ``why``). Values, notes and options are the reference's
-    (``tests/test_express.py``, ``tests/engine/test_backend_parity.py``); only the time differs."""
-    from ranklens.express import evaluate_express
-
-    paths = [path for _, path in named]
-    quick = evaluate_express(qrels, paths, wanted, names=[name for name, _ in named], progress=progress, why=why)
-    if quick is None:
-        return None
-    import numpy as np
-
-    from ranklens.results.core import assemble
-
-    options = {**policy.options(labels="int"), "streamed": True}
-    not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
-    return [
-        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
-                 r.notes, options if r.grouped else policy.options(labels="int"))
-        for r in quick
-    ], not_grouped
-
-
-def pass_notes(path: str, res: Results, notes: list[str], on_note: Callable[[str], None] | None) -> None:
-    """Append the notes of ``res`` (read from ``path``) to ``notes``, each prefixed with the path, and pass each
-    to ``on_note`` at once (so a later failure still shows the notes before it)."""
-    for note in (f"{path}: {n}" for n in res.notes):
-        notes.append(note)
-        if on_note:
-            on_note(note)
-
-
-def label_runs(named: Sequence[tuple[str | None, str]], results: Sequence[Results]) -> list[Results]:
-    """Each run's name: the one given (``NAME=PATH``), else the run's own made unique (tag, then file name)."""
-    pairs = [(given, None) if given is not None else (r.run, path) for (given, path), r in zip(named, results)]
-    from ranklens.data.names import unique_names
-
-    labels = unique_names(pairs)
-    return [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
 
 
 def evaluate_run_file(
@@ -319,7 +266,6 @@ def evaluate_systems(
     master ``spark_master``): the same Results, so the same comparison; saved results pass through as ever."""
     from ranklens.comparison import evaluation_measures
     from ranklens.data.names import unique_names
-    from ranklens.engine.evaluator import Evaluator
     from ranklens.measures import parse_many
     from ranklens.results import looks_like_results, read_results
 
@@ -355,6 +301,8 @@ def evaluate_systems(
         compiled = run_compiled(choice, lambda why: compiled_results(qrels, [runs[i] for i in todo], evaluated, policy, progress, why))
         on_spark.update(zip(todo, compiled[0] if compiled else ()))  # (the compiled backend's Results, as Spark's)
     if len(saved) + len(on_spark) < len(runs):
+        from ranklens.engine.evaluator import Evaluator  # (the reference: numpy, pyarrow and the kernels)
+
         q, _ = read_qrels_file(qrels, policy, progress=progress, on_note=on_note)
         evaluator = Evaluator(evaluated, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
     asked = policy.with_aggregate(m.validate() for m in parse_many(wanted, rel_level=policy.rel_level))

@@ -69,6 +69,11 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
         hint = did_you_mean(query, ids)
         raise InputError(f"query '{query}' is not in the qrels{hint or f'; judged queries: {ids[:5]}...'}")
     qi = ids.index(query)
+    if "intents" in m.family.needs:
+        from ranklens.engine.evaluator import intent_columns
+
+        value = float(intent_columns(lists, ev.intents, [m])[0][qi])
+        return _explain_intents(lists, ev.intents, qi, m, value)
     value = float(kernel_for(m)(lists, m)[qi])
     if m.name in _DCG_FAMILIES:
         return _explain_dcg(lists, qi, m, value, notes)
@@ -198,6 +203,38 @@ def _explain_binary(lists: RankedLists, qi: int, m: Measure, value: float, notes
     settings = {"relevant": f"label ≥ {rel}", "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
                 "relevant judged (R)": str(int(lists.num_relevant(rel)[qi]))}
     return Explanation(m, lists.query_ids[qi].as_py(), rows, [], value, None, None, settings, notes, hi - lo)
+
+
+def _explain_intents(lists: RankedLists, intents: Any, qi: int, m: Measure, value: float) -> Explanation:
+    """The ranking of one query with the intents each document covers and its novelty gain G[j] (from the
+    kernels' own primitives: :func:`~ranklens.engine.intents.intent_pairs`, ``alpha_dcg_rows``)."""
+    from ranklens.engine.intents import intent_pairs
+    from ranklens.engine.kernels.diversity import alpha_dcg_rows
+    from ranklens.engine.kernels.intent_aware import intents_per_query
+
+    pairs = intent_pairs(intents, lists, int(m.get("rel")))
+    alpha = float(m.get("alpha")) if any(p.name == "alpha" for p in m.family.params) else 0.5
+    gain = alpha_dcg_rows(pairs.row, pairs.row_intent, lists.labels.shape[0], alpha)
+    covered = np.bincount(pairs.row, minlength=lists.labels.shape[0])
+    lo, hi = int(lists.offsets[qi]), int(lists.offsets[qi + 1])
+    limit = (hi - lo) if m.cutoff is None else min(m.cutoff, hi - lo)
+    rows = [
+        {
+            "rank": i + 1,
+            "doc": lists.doc_ids[int(lists.docs[lo + i])].as_py(),
+            "score": float(lists.scores[lo + i]),
+            "intents": int(covered[lo + i]),
+            "gain": float(gain[lo + i]),
+        }
+        for i in range(limit)
+    ]
+    settings = {
+        "relevant": f"intent label ≥ {m.get('rel')}",
+        "intents of the query (S)": str(int(intents_per_query(lists, pairs)[qi])),
+        "gain": f"G_j = Σ over the document's intents of (1 − α)^(times covered above), α = {alpha:g}",
+        "cutoff": f"@{m.cutoff}" if m.cutoff is not None else "none (all retrieved)",
+    }
+    return Explanation(m, lists.query_ids[qi].as_py(), rows, [], value, None, None, settings, [], hi - lo)
 
 
 def _gain_text(gain: Any) -> str:

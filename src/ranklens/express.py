@@ -96,10 +96,10 @@ SUPPORTED_MEASURES: dict[str, dict[str, object]] = {
 #: The evaluation policy the compiled pass implements: each field of
 #: :class:`~ranklens.engine.policy.EvalPolicy` and the values it accepts (a field not listed declines).
 SUPPORTED_POLICY: dict[str, tuple[object, ...]] = {
-    "missing": ("skip",), "negative": ("trec",), "judged_only": (False,), "max_docs": (None,), "rel_level": (None,),
+    "missing": ("skip", "zero"), "negative": ("trec",), "judged_only": (False,), "max_docs": (None,), "rel_level": (None,),
     "labels": (None, "int"), "qrels_format": (None,), "run_format": (None,), "qrels_columns": (None,),
     "run_columns": (None,), "train": (None,), "items": (None,), "exclude_seen": (False,), "empty": (None,),
-    "aggregate": (None,), "train_columns": (None,), "items_columns": (None,),
+    "aggregate": (None,), "train_columns": (None,), "items_columns": (None,), "intents": (None,),
 }
 _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"
@@ -566,13 +566,18 @@ def evaluate_express(
     batch_rows: int | None = None,
     progress: ProgressHook | None = None,
     why: list[str] | None = None,
+    missing: str = "skip",
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
     the run's tag; a Parquet run's file name), made unique as the general path does; text runs are read
     ``block`` bytes at a time and Parquet runs ``batch_rows`` rows at a time (None: the general path's
     batches), each step shown by ``progress`` (:data:`ranklens.hooks.ProgressHook`) as the general
-    path shows it. When it declines, the reason is appended to ``why`` (if given)."""
+    path shows it. When it declines, the reason is appended to ``why`` (if given). ``missing="zero"``
+    (trec_eval ``-c``, the gate's default) adds every qrels query a run lacks with the value 0 for each
+    measure — the reference's value for a query ranked against one unjudged document (the measures of this
+    pass count nothing retrieved that is not judged relevant) — and says so in the note; ``"skip"`` leaves
+    them out."""
     said = why if why is not None else []
     reason = unavailable() or measures_declined(measures) or (None if runs else "no run")
     if reason is not None:
@@ -581,7 +586,7 @@ def evaluate_express(
     specs = express_specs(measures)
     assert specs is not None
     try:
-        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress, said)
+        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress, said, missing == "zero")
     except (OSError, MemoryError) as e:  # (a read that fails: the general path reads again, and says what failed)
         said.append(f"a read failed ({type(e).__name__})")
         return None
@@ -597,6 +602,7 @@ def _evaluate(
     batch_rows: int | None,
     progress: ProgressHook | None,
     why: list[str],
+    zero: bool = False,
 ) -> list[ExpressResults] | None:
     source = _source(qrels, QRELS_FILES)
     if source is None:
@@ -639,12 +645,18 @@ def _evaluate(
     labels = unique_names(candidates)
     results = []
     width = len(specs)
+    every = _cexpress.qrels_query_ids(judged) if zero else ()
     for label, r in zip(labels, done):
+        absent = n_judged_queries - len(r.query_ids)
+        if zero and absent:  # (missing="zero": the qrels queries the run lacks, each 0)
+            answered = set(r.query_ids)
+            r.query_ids += [q for q in every if q not in answered]
+            r.values += [0.0] * (absent * width)
         order = sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__)  # (bytewise: the ids are ASCII)
         query_ids = tuple(r.query_ids[i] for i in order)
         rows = tuple(tuple(r.values[i * width : (i + 1) * width]) for i in order)
         means = tuple(math.fsum(r.values[j::width]) / len(query_ids) for j in range(width))
-        notes = alignment_notes(r.run_only_queries, r.run_only_rows, n_judged_queries - len(query_ids))
+        notes = alignment_notes(r.run_only_queries, r.run_only_rows, absent, zero)
         results.append(ExpressResults(label, tuple(measures), query_ids, rows, means, tuple(notes), grouped=r.grouped))
     return results
 

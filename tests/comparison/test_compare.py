@@ -14,7 +14,7 @@ import scipy.stats
 
 from ranklens import stats
 from ranklens.comparison import Comparison, compare, load_costs, load_segments
-from ranklens.errors import FormatError, InputError, MeasureError, RanklensWarning
+from ranklens.errors import FormatError, InputError, MeasureError, RanklensWarning, python_wording
 from ranklens.measures import parse
 from ranklens.results import Results
 
@@ -125,7 +125,10 @@ def test_swapping_the_two_systems_flips_diff_and_keeps_p() -> None:
 def test_pairs_on_common_queries_and_says_what_it_dropped() -> None:
     with pytest.warns(RanklensWarning) as record:  # every note is also a warning, issued once
         cmp = compare(QRELS, [BM25, DENSE], ["nDCG@10"])
-    assert [str(w.message) for w in record] == list(cmp.notes)
+    # (each in the Python API's words: the notes are data, and the API names its own parameter)
+    assert [str(w.message) for w in record] == [python_wording(n) for n in cmp.notes]
+    assert any("pass missing='zero'" in str(w.message) for w in record)
+    assert not any("--missing" in str(w.message) for w in record if "qrels query" in str(w.message))
     row = cmp.rows[0]
     assert (row.baseline, row.system, row.n) == ("bm25", "dense", 11)
     assert any("dropped 1 query only in bm25 (q12)" in n for n in cmp.notes)

@@ -150,7 +150,7 @@ def test_measure_errors() -> None:
         evaluate_diversity(SPEC_QRELS, SPEC_RUN, "alpha-nDCG(alpha=1.5)@5")
     with pytest.raises(MeasureError, match="not a diversity measure"):
         evaluate_diversity(SPEC_QRELS, SPEC_RUN, "nDCG@5")
-    with pytest.raises(MeasureError, match="needs intent-level qrels.*ranklens diversity"):
+    with pytest.raises(MeasureError, match="needs intent-level qrels.*--intents FILE"):
         ranklens.evaluate({"q": {"d1": 1}}, SPEC_RUN, "alpha-nDCG@5")
 
 

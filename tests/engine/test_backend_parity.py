@@ -1,6 +1,9 @@
 """Parity of the backends by construction (issue 26): one fixture, ``backend``, parametrised over every
-backend a user can force (``RANKLENS_BACKEND=reference|compiled``), runs the measure suites' cases through the
-one dispatcher (:func:`ranklens.evaluation.evaluate_files`) once per backend. The oracles are independent of
+backend a user can force (``RANKLENS_BACKEND=reference|compiled``) and every kind of input the compiled pass
+reads (``compiled`` on files; ``compiled:dict|pandas|polars|arrow`` on data in memory), runs the measure suites'
+cases through the one dispatcher (:func:`ranklens.evaluation.evaluate_files` for files, :func:`ranklens.evaluate`
+for data in memory, the files read into ``{qid: {doc: value}}`` dicts by plain splitting and given as that
+kind) once per backend. The oracles are independent of
 ranklens: the golden outputs of the real trec_eval 10.0 (``tests/data/trec_eval``, a copy of
 ``shared/golden/trec_eval``), the plain-loop reference of ``tests/reference_impl.py`` on generated
 collections, and the spec's worked example. A forced backend that declines is an error, so every case
@@ -13,38 +16,69 @@ from __future__ import annotations
 import math
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ranklens.backends import BACKENDS
+import ranklens
 from ranklens.engine.policy import EvalPolicy
-from ranklens.errors import InputError
+from ranklens.errors import InputError, RanklensWarning
 from ranklens.evaluation import evaluate_files
-from ranklens.express import SUPPORTED_MEASURES, available
+from ranklens.express import SUPPORTED_MEASURES, available, policy_declined
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference_impl as ref  # noqa: E402
+from backends_under_test import UNDER_TEST, as_kind  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 
 
-@pytest.fixture(params=BACKENDS)
+KIND: list[str | None] = [None]  # the in-memory kind of the test's backend (None: files)
+
+
+@pytest.fixture(params=UNDER_TEST)
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The backend every evaluation of the test runs on (forced: one that declines fails the test)."""
-    if request.param == "compiled" and not available():
+    if request.param.startswith("compiled") and not available():
         pytest.skip("ranklens._cexpress is not built")
     for name in ("RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS", "RANKLENS_DEBUG"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RANKLENS_BACKEND", request.param)
+    name, _, kind = str(request.param).partition(":")
+    monkeypatch.setenv("RANKLENS_BACKEND", name)
+    KIND[0] = kind or None
     return str(request.param)
 
 
+def read_trec(qrels: str, run: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """The qrels and run files as ``{qid: {doc: value}}`` dicts, by plain splitting (words 1, 3, 4 of a qrels
+    line; 1, 3, 5 of a run line)."""
+    q: dict[str, dict[str, int]] = {}
+    r: dict[str, dict[str, float]] = {}
+    for line in Path(qrels).read_text().splitlines():
+        w = line.split()
+        if w:
+            q.setdefault(w[0], {})[w[2]] = int(w[3])
+    for line in Path(run).read_text().splitlines():
+        w = line.split()
+        if w:
+            r.setdefault(w[0], {})[w[2]] = float(w[4])
+    return q, r
+
+
 def per_query(qrels: str, run: str, measures: list[str], policy: EvalPolicy | None = None) -> dict[str, dict[str, float]]:
-    """``{measure: {query: value}}`` of the one run file ``run``, as the forced backend computes it."""
-    (res,) = evaluate_files(qrels, [run], measures, policy).results
-    return {m: res.per_query(str(evaluated)) for m, evaluated in zip(measures, res.measures)}
+    """``{measure: {query: value}}`` of the one run file ``run``, as the forced backend computes it (on the
+    files, or on their dicts given as the in-memory kind of the test)."""
+    if KIND[0] is None:
+        (res,) = evaluate_files(qrels, [run], measures, policy).results
+    else:
+        q, r = read_trec(qrels, run)
+        with warnings.catch_warnings():  # (the notes: the files' evaluation returns them, this one warns)
+            warnings.simplefilter("ignore", RanklensWarning)
+            res = ranklens.evaluate(as_kind(KIND[0], q, "relevance"), as_kind(KIND[0], r, "score"), measures,
+                                    policy=policy or EvalPolicy())
+    return {m: {str(k): v for k, v in res.per_query(str(evaluated)).items()} for m, evaluated in zip(measures, res.measures)}
 
 
 # ------------------------------------------------------------------------------- golden trec_eval outputs
@@ -106,7 +140,12 @@ GOLDEN = [c for c in GOLDEN if _golden_case(c)[2] and "-q" in (DATA / f"{c}.cmd"
 INPUT_DECLINED = {
     "case8.extra_columns": "case8.run: a line or column it does not read beyond doubt",
     "specA.all_q": "specA.qrels: a line or column it does not read beyond doubt",
+    "case2.all_qc": "case2.qrels: a line or column it does not read beyond doubt",
 }
+
+
+#: golden cases the in-memory pass declines (read into dicts, a run line's words beyond six are gone)
+MEMORY_DECLINED = {"specA.all_q": "qrels given as a [a-z]+: a (key or value|column) it does not read beyond doubt"}
 
 
 def test_the_golden_cases_are_collected() -> None:
@@ -116,12 +155,16 @@ def test_the_golden_cases_are_collected() -> None:
 @pytest.mark.parametrize("case", GOLDEN)
 def test_golden_trec_eval_values(case: str, backend: str) -> None:
     """Every per-query value trec_eval printed for nDCG, AP, P, R and RR, to its 4 decimals; the options
-    the compiled backend does not declare (-c, -J, -l, -M) make it decline, saying which."""
+    the compiled backend does not declare (-J, -l, -M) make it decline, saying which; -c (``missing="zero"``)
+    it declares."""
     (qrels, run), policy, expected = _golden_case(case)
     measures = sorted(expected)
-    if backend == "compiled" and (policy != EvalPolicy() or case in INPUT_DECLINED):
+    declined = (MEMORY_DECLINED if KIND[0] else INPUT_DECLINED).get(case)
+    # (-c is declared on files: missing="zero"; the in-memory pass declines it, it adds no absent query)
+    undeclared = policy_declined(policy) is not None or (KIND[0] is not None and policy.missing != "skip")
+    if backend != "reference" and (undeclared or declined):
         # (-l2 gives the binary measures rel=2: declined by that parameter, before the policy)
-        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if policy != EvalPolicy() else INPUT_DECLINED[case]
+        reason = "(policy |.*rel=2; the compiled pass implements rel=1)" if undeclared else declined
         with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: .*" + reason):
             per_query(qrels, run, measures, policy)
         return
@@ -169,15 +212,39 @@ def test_generated_collections_match_the_reference(tmp_path: Path, backend: str,
     qrels, run = collection
     if not set(qrels) & set(run):
         return  # (no query in common: an error for every backend, tested elsewhere)
-    if backend == "compiled" and any(lab < 0 for docs in qrels.values() for lab in docs.values()):
+    if backend != "reference" and any(lab < 0 for docs in qrels.values() for lab in docs.values()):
         q, r = write_grouped(tmp_path, qrels, run)  # (it declines negative labels: they stay the reference's)
-        with pytest.raises(InputError, match=r"declines: .*qrels.txt: a line or column it does not read"):
+        where = r"qrels given as a [a-z]+: a (key or value|column)" if KIND[0] else r"qrels.txt: a line or column"
+        with pytest.raises(InputError, match=r"declines: .*" + where + " it does not read"):
             per_query(q, r, list(MEASURES))
         qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
     q, r = write_grouped(tmp_path, qrels, run)
     got = per_query(q, r, list(MEASURES))
     for qid in sorted(set(qrels) & set(run)):
         ranking = ref.ranked_labels(qrels[qid], ref.trec_order(run[qid]))
+        for name, formula in MEASURES.items():
+            assert got[name][qid] == pytest.approx(formula(ranking, list(qrels[qid].values())), rel=1e-12, abs=1e-12), (name, qid)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collection=gen.collections())
+def test_generated_collections_with_missing_zero(tmp_path: Path, backend: str, collection: tuple[dict, dict]) -> None:
+    """``missing="zero"`` (trec_eval -c, the gate's default): every qrels query is evaluated; one the run lacks
+    is ranked against one document no qrels lists (trec_eval's placeholder), computed by the plain loops."""
+    qrels, run = collection
+    qrels = {qid: {d: max(lab, 0) for d, lab in docs.items()} for qid, docs in qrels.items()}
+    if not set(qrels) & set(run):
+        return  # (no query in common: an error for every backend, tested elsewhere)
+    q, r = write_grouped(tmp_path, qrels, run)
+    if KIND[0] is not None:  # (the in-memory pass declines missing="zero": it adds no absent query)
+        with pytest.raises(InputError, match=r"^RANKLENS_BACKEND=compiled: the compiled backend declines: policy missing='zero'"):
+            per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
+        return
+    got = per_query(q, r, list(MEASURES), EvalPolicy(missing="zero"))
+    assert all(set(values) == set(qrels) for values in got.values())
+    for qid in sorted(qrels):
+        order = ref.trec_order(run[qid]) if qid in run else ["ceci_nest_pas_un_docno"]
+        ranking = ref.ranked_labels(qrels[qid], order)
         for name, formula in MEASURES.items():
             assert got[name][qid] == pytest.approx(formula(ranking, list(qrels[qid].values())), rel=1e-12, abs=1e-12), (name, qid)
 

@@ -120,9 +120,12 @@ def test_forcing_an_unknown_backend_is_one_line(monkeypatch: pytest.MonkeyPatch)
     ("args", "reason"),
     [
         (["eval", QRELS, BM25, "-m", "nDCG(gain=exp)@10"], "nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear"),
-        (["eval", QRELS, BM25, "--missing", "zero"], "policy missing='zero': the compiled pass implements missing='skip'"),
-        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], "policy missing='zero': the compiled pass implements missing='skip'"),
+        (["eval", QRELS, BM25, "--missing", "error"], "policy missing='error': the compiled pass implements missing='skip'"),
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "-J"],
+         "policy judged_only=True: the compiled pass implements judged_only=False"),
         (["compare", QRELS, BM25, DENSE, "-m", "bpref"], "Bpref: the compiled pass implements nDCG, DCG, AP, P, RR, R only"),
+        (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG@5"],
+         "it returns values, not the kernel's per-rank intermediates (explain prints those)"),
     ],
 )
 def test_forcing_a_backend_that_declines_is_one_line(args: list[str], reason: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,12 +157,18 @@ def test_a_late_decline_of_a_forced_backend_is_one_line(tmp_path: Path, monkeypa
         (["eval", QRELS, BM25], {"RANKLENS_BACKEND": "reference"}, "backend reference: forced by RANKLENS_BACKEND=reference"),
         (["eval", QRELS, BM25], {"RANKLENS_EXPRESS": "0"},
          "backend reference: it takes everything (compiled declined: switched off (RANKLENS_EXPRESS=0))"),
-        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], {},
-         "backend reference: it takes everything (compiled declined: policy missing='zero': the compiled pass "
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], {}, "backend compiled: it declares these measures, policy and inputs"),
+        (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "--missing", "error"], {},
+         "backend reference: it takes everything (compiled declined: policy missing='error': the compiled pass "
          "implements missing='skip')"),
         (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "--missing", "skip"], {},
          "backend compiled: it declares these measures, policy and inputs"),
         (["compare", QRELS, BM25, DENSE], {}, "backend compiled: it declares these measures, policy and inputs"),
+        (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG@5"], {},
+         "backend reference: it takes everything (compiled declined: it returns values, not the kernel's per-rank "
+         "intermediates (explain prints those))"),
+        (["trec-eval", "-m", "ndcg_cut.10", "-m", "map", QRELS, BM25], {},
+         "backend compiled: it declares these measures, policy and inputs"),
     ],
 )
 def test_the_debug_note_says_which_backend_ran_and_why(args: list[str], env: dict[str, str], note: str) -> None:

@@ -229,6 +229,21 @@ def test_server_side_evaluation_against_a_stored_qrels_version(client: Any, proj
     assert info.value.status == 404
 
 
+def test_server_side_evaluation_gives_its_notes_as_data(client: Any, project: str) -> None:
+    """The notes of a server-side evaluation come as data (kind, count, fields) beside their words: a page
+    words them itself, nothing parses the text. By hand: q9 is a run query the qrels lack (1 row), q2 a qrels
+    query the run lacks (skipped, the evaluator's default)."""
+    qrels = {"q1": {"d1": 2, "d2": 0}, "q2": {"d4": 1}}
+    run = {"q1": {"d1": 3.0, "d2": 2.0}, "q9": {"d7": 1.0}}
+    client.add_dataset(project, "notes", "v1", qrels)
+    snap = client.evaluate_run(run, project=project, system="bm25", dataset="notes", measures=["P@1"])
+    assert snap["note_data"] == [
+        {"kind": "run_only_queries", "count": 1, "rows": 1},
+        {"kind": "qrels_only_queries", "count": 1, "scored_zero": False},
+    ]
+    assert len(snap["notes"]) == 2 and "1 run query (1 rows) not in the qrels" in snap["notes"][0]
+
+
 def test_pages_and_json_twins(server: ServerProcess, client: Any, project: str) -> None:
     pq = {f"q{i}": {"nDCG@10": 0.4 + 0.03 * i, "AP": 0.3 + 0.02 * i} for i in range(10)}
     segs = {f"q{i}": ("even" if i % 2 == 0 else "odd") for i in range(10)}

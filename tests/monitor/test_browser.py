@@ -160,3 +160,48 @@ def test_hostile_names_run_no_script(demo_server: ServerProcess, browser_context
             assert w.clean(), (path, w.report())
         finally:
             w.page.close()
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, dict[str, Any]]]:
+    """A server holding the generated production log of test_production_truth (issue 29), refreshed."""
+    from .test_production_truth import RULES, generate
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'live.db'}"
+    srv = ServerProcess(url).start()
+    try:
+        imps, events, _ = generate()
+        with srv.client() as c:
+            for i in range(0, len(imps), 2000):
+                c.ingest("shop", impressions=imps[i : i + 2000])
+            c.ingest("shop", events=events)
+            c.add_rule("shop", kind="window", measure="DCG@5", window_days=7, max_drop=0.05, min_points=3)
+            c.refresh_windows("shop", labels=RULES, window="1d", label_delay="24h", measures=["DCG@5", "IPS-DCG@5"])
+            data = c.production("shop")
+        yield srv, data
+    finally:
+        srv.stop()
+
+
+def test_live_page(live_server: tuple[ServerProcess, dict[str, Any]], browser_context: Any, artifacts_dir: Path) -> None:
+    srv, data = live_server
+    w = _open_with_charts(browser_context, srv.url + "/projects/shop/production", 4, artifacts_dir / "live.png")
+    try:
+        assert w.page.locator("#chart-live-0 .scatterlayer .trace").count() == 4  # segment × system
+        assert w.page.locator("#chart-drift .scatterlayer .trace").count() == 4
+        assert w.page.locator("#chart-throughput .barlayer .trace").count() == 2  # impressions, events
+        # provisional windows are drawn hollow: as many unfilled markers as provisional points in both charts
+        provisional = sum(1 for x in data["windows"] if x["provisional"] and x["value"] is not None)
+        assert provisional > 0
+        hollow = w.page.evaluate(
+            "Array.from(document.querySelectorAll('div.chart[id^=chart-live] .scatterlayer .points path.point'))"
+            ".filter(p => { const s = getComputedStyle(p); return s.fill === 'none' || s.fillOpacity === '0'; }).length"
+        )
+        assert hollow == provisional, (hollow, provisional)
+        firing = [a for a in data["alerts"] if a["state"] == "firing"]
+        assert w.page.locator("tr.window-alert").count() == len(firing) > 0
+        assert w.page.locator("tr.drift-flag").count() == sum(1 for d in data["drift"] if d["flag"])
+        assert w.page.locator("#live-impressions").inner_text() == str(data["ingest"]["impressions"])
+        assert w.clean(), w.report()
+    finally:
+        w.page.close()

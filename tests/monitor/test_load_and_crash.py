@@ -213,3 +213,84 @@ def test_kill_mid_ingest_loses_nothing_acknowledged(backend_name: str, tmp_path:
         srv.stop()
         if pg is not None:
             pg.drop()
+
+
+def _ingest_counts(db_url: str, project: str) -> tuple[int, int, set[str]]:
+    from ranklens.monitor.models import IngestEvent, IngestImpression
+
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as c:
+            pid = c.scalar(select(Project.id).where(Project.name == project))
+            ids = set(c.scalars(select(IngestImpression.event_id).where(IngestImpression.project_id == pid)))
+            n_imp = c.scalar(select(func.count()).select_from(IngestImpression).where(IngestImpression.project_id == pid)) or 0
+            n_ev = c.scalar(select(func.count()).select_from(IngestEvent).where(IngestEvent.project_id == pid)) or 0
+            return int(n_imp), int(n_ev), ids
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("backend_name", backends())
+def test_kill_mid_log_ingest_loses_nothing_acknowledged(backend_name: str, tmp_path: Path) -> None:
+    """Production-log batches (issue 29): after a SIGKILL every acknowledged impression and event is stored,
+    and sending every attempted batch again stores each exactly once."""
+    url, pg = make_db_url(backend_name, tmp_path)
+    srv = ServerProcess(url).start()
+    project = "crash-logs"
+    acked: list[dict[str, Any]] = []
+    attempted: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def batch(n: int, i: int) -> dict[str, Any]:
+        imps = [{"id": f"i{n}-{i}-{k}", "request": f"r{n}-{i}-{k // 10}", "query": f"q{k % 7}", "item": f"d{k % 10}",
+                 "position": 1 + k % 10, "score": 1.0 / (1 + k % 10), "timestamp": 1767607200 + i} for k in range(200)]
+        evs = [{"id": f"e{n}-{i}-{k}", "request": f"r{n}-{i}-{k}", "item": "d0", "event": "click",
+                "timestamp": 1767607260 + i} for k in range(20)]
+        return {"impressions": imps, "events": evs}
+
+    try:
+        def worker(n: int) -> None:
+            with httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as http:
+                for i in range(10_000):
+                    if stop.is_set():
+                        return
+                    body = batch(n, i)
+                    with lock:
+                        attempted.append(body)
+                    try:
+                        r = http.post(f"/api/v1/projects/{project}/ingest", json=body)
+                    except httpx.HTTPError:
+                        return
+                    if r.status_code == 200:
+                        with lock:
+                            acked.append(body)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 20
+        while len(acked) < 40 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        srv.kill()
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        assert len(acked) >= 40
+        srv = ServerProcess(url).start()
+        n_imp, n_ev, ids = _ingest_counts(url, project)
+        acked_ids = {e["id"] for b in acked for e in b["impressions"]}
+        assert acked_ids <= ids  # every acknowledged impression survived
+        # a batch is one transaction: stored whole or not at all
+        assert n_imp % 200 == 0 and n_ev == n_imp // 10
+        with httpx.Client(base_url=srv.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+            for body in attempted:
+                r = http.post(f"/api/v1/projects/{project}/ingest", json=body)
+                assert r.status_code == 200, r.text
+        n_imp, n_ev, ids = _ingest_counts(url, project)
+        assert n_imp == len(ids) == 200 * len(attempted) and n_ev == 20 * len(attempted)
+    finally:
+        stop.set()
+        srv.stop()
+        if pg is not None:
+            pg.drop()

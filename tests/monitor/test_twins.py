@@ -108,6 +108,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     (f"/projects/{P}/alerts", {"limit": 1}),
     (f"/projects/{P}/alerts", {"state": "resolved", "limit": 2}),
     (f"/projects/{P}/alerts", {"state": "firing"}),
+    (f"/projects/{P}/production", {}),
     ("/webhooks", {}),
     ("/webhooks", {"limit": 1}),
     ("/webhooks", {"webhook": 1, "limit": 2}),

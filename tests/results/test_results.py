@@ -9,6 +9,7 @@ import pytest
 
 import ranklens
 from ranklens import Evaluator, Qrels, Run
+from ranklens.errors import python_wording
 
 # RUN misses q9 and has q7, which the qrels lack: every evaluation notes (and warns about) both;
 # test_notes_say_what_was_left_out checks the warnings, the other tests ignore them
@@ -32,7 +33,9 @@ def test_notes_say_what_was_left_out() -> None:
         res = ranklens.evaluate(QRELS, RUN, ["P@1"])
     assert any("1 run query (1 rows) not in the qrels: ignored" in n for n in res.notes)
     assert any("1 qrels query with no retrieved document: skipped" in n for n in res.notes)
-    assert [str(w.message) for w in record] == [f"run: {n}" for n in res.notes]  # and warns them, in a notebook
+    # and warns them, in a notebook, in the Python API's words (the notes are data: each face words them)
+    assert [str(w.message) for w in record] == [f"run: {python_wording(n)}" for n in res.notes]
+    assert "pass missing='zero' (trec_eval -c)" in str(record[-1].message)
 
 
 def test_missing_zero_counts_the_missing_query() -> None:

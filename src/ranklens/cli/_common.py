@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
@@ -51,6 +52,8 @@ _FRACTION = re.compile(r"got '?[+-]?([0-9]*\.[0-9]+|[0-9]+\.[0-9]*|[0-9.]+[eE][+
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if not value and not os.environ.get("RANKLENS_PLUGINS"):
+        return  # (no plugin named: ranklens.plugins imports numpy and the engine)
     from ranklens.plugins import cli_callback
 
     cli_callback(ctx, param, value)
@@ -126,6 +129,7 @@ def _items_columns(ctx: click.Context, param: click.Parameter, value: str | None
 _POLICY_FIELDS = (
     "missing", "negative", "judged_only", "max_docs", "rel_level", "qrels_format", "run_format", "qrels_columns",
     "run_columns", "train", "items", "exclude_seen", "empty", "aggregate", "train_columns", "items_columns",
+    "intents",
 )
 
 
@@ -231,6 +235,12 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             metavar="item=COL,category=COL,feature=COL",
             help="Which --items columns hold the item, its category and its numeric features (feature= once "
             "per column); without feature=, every numeric column is a feature.",
+        ),
+        click.option(
+            "--intents",
+            type=click.Path(dir_okay=False),
+            help="Intent-level qrels (qid intent docid rel) for the intent-aware measures: alpha-nDCG, alpha-DCG, "
+            "ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, AP-IA, StRecall (docs/diversity.md).",
         ),
         click.option(
             "--exclude-seen",

@@ -66,9 +66,10 @@ def expand_measure_args(args: list[str], also: Callable[[str], bool] | None = No
     >>> expand_measure_args(["q.txt", "r.txt", "-m", "nDCG@10", "AP", "P@5"])
     ['q.txt', 'r.txt', '-m', 'nDCG@10', '-m', 'AP', '-m', 'P@5']
     """
-    from ranklens.plugins import preload_plugins
+    if os.environ.get("RANKLENS_PLUGINS") or any(a == "--plugin" or a.startswith("--plugin=") for a in args):
+        from ranklens.plugins import preload_plugins  # (only when named: it imports numpy and the engine)
 
-    preload_plugins(args)  # a plugin's measures must be known before tokens are read as measures
+        preload_plugins(args)  # a plugin's measures must be known before tokens are read as measures
     out: list[str] = []
     i = 0
     while i < len(args):

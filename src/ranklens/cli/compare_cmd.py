@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -121,6 +121,22 @@ class CompareCommand(MeasureArgsCommand):
     help="Also list the N queries with the largest drop of every pair and measure (terminal table; "
     "-f json always holds every query's difference).",
 )
+@click.option(
+    "--explain-diff",
+    "explain_diff",
+    type=click.Path(dir_okay=False),
+    help="Write an HTML page explaining every pair's change (ranklens diff's view: per-document contributions, "
+    "worst queries linked) for the measures diff decomposes (nDCG, DCG, P, RR, AP).",
+)
+@click.option(
+    "--fuse",
+    "fuse_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="Add a fused system made of the RUN files: METHOD[:KEY=VALUE]... with norm, weights (W1,W2,…), qrels "
+    "(training judgements of a trained method), name, and the method's parameters; e.g. --fuse rrf "
+    "--fuse wsum:norm=zmuv:weights=0.3,0.7 (repeatable; docs/fusion.md).",
+)
 @name_option
 @click.option("--quiet", is_flag=True, help="No progress display and no notes about dropped queries.")
 @engine_options
@@ -141,6 +157,8 @@ def command(
     fmt: str | None,
     output: str | None,
     worst: int | None,
+    explain_diff: str | None,
+    fuse_specs: tuple[str, ...],
     names: tuple[str, ...],
     quiet: bool,
     engine: str,
@@ -162,17 +180,46 @@ def command(
       ranklens compare qrels.txt bm25.run dense.run --segments segments.tsv -o report.html
       ranklens compare qrels.parquet a.parquet b.parquet --engine spark
     """
+    from ranklens.cli._runs import named_runs
+
+    named = named_runs(runs, names)
+    options = dict(
+        measures=measures, policy=policy, quiet=quiet, baseline=baseline, fmt=fmt, output=output, worst=worst,
+        test=test, correction=correction, ci=ci, segments=segments, alpha=alpha, samples=samples, seed=seed,
+        costs=costs, engine=engine, spark_master=spark_master, explain_diff=explain_diff,
+    )
+    if fuse_specs:
+        import tempfile
+
+        from ranklens.cli._fuse_spec import fuse_systems
+
+        with tempfile.TemporaryDirectory(prefix="ranklens-fuse-") as tmp:
+            named = [*named, *fuse_systems(fuse_specs, named, Path(tmp), policy.run_format)]
+            _compare(qrels, named, options)
+        return
+    _compare(qrels, named, options)
+
+
+def _compare(qrels: str, named: list[tuple[str | None, str]], a: dict[str, Any]) -> None:
+    """The comparison of ``named`` (the body of :func:`command`; ``a`` its options)."""
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import status, wanted
-    from ranklens.cli._runs import named_runs
     from ranklens.comparison import compare
     from ranklens.errors import InputError
     from ranklens.evaluation import evaluate_systems, resolve_baseline
     from ranklens.report import format_for_path, render
 
-    named = named_runs(runs, names)
+    measures, policy, quiet, baseline, fmt, output, worst = (
+        a["measures"], a["policy"], a["quiet"], a["baseline"], a["fmt"], a["output"], a["worst"]
+    )
+    test, correction, ci, segments, alpha, samples, seed, costs, engine, spark_master = (
+        a["test"], a["correction"], a["ci"], a["segments"], a["alpha"], a["samples"], a["seed"], a["costs"],
+        a["engine"], a["spark_master"],
+    )
     if len(named) < 2:
         raise InputError("compare needs at least two RUN files")
+    if a["explain_diff"]:
+        _diff_measures(list(measures or DEFAULT_MEASURES))
     show = wanted(quiet)
     labels, systems, paths, asked = evaluate_systems(
         qrels, named, measures, policy, default_measures=DEFAULT_MEASURES, progress=progress_hook(show),
@@ -198,6 +245,10 @@ def command(
     if not quiet:
         for note in comparison.notes:
             click.echo(f"ranklens: note: {note}", err=True)
+    if a["explain_diff"]:
+        _explain(qrels, dict(zip(labels, paths)), comparison, a["explain_diff"], policy)
+        if not quiet:
+            click.echo(f"ranklens: wrote the explained differences to {a['explain_diff']}", err=True)
     report_format = (fmt or (format_for_path(output) if output else "table")).lower()
     options = {"worst": worst} if worst and report_format == "table" else {}
     text = render(comparison, report_format, **options)
@@ -207,3 +258,37 @@ def command(
             click.echo(f"ranklens: wrote {report_format} report to {output}", err=True)
         return
     click.echo(text, nl=not text.endswith("\n"))
+
+
+def _explain(qrels: str, paths: dict[str, Any], comparison: Any, out: str, policy: EvalPolicy) -> None:
+    """``--explain-diff``: ``ranklens diff`` of every compared pair, on the measures it decomposes, one page."""
+    from ranklens.errors import InputError
+    from ranklens.research.diff import diff_runs
+    from ranklens.research.diff_html import render_html
+
+    rows = comparison.select()
+    measures = _diff_measures(list(dict.fromkeys(r.measure for r in rows)))
+    pairs = list(dict.fromkeys((r.baseline, r.system) for r in rows if r.segment is None))
+    unread = [n for pair in pairs for n in pair if not isinstance(paths.get(n), str)]
+    if unread:
+        raise InputError(f"--explain-diff needs run files; {unread[0]!r} is saved results")
+    diffs = [(a, b, diff_runs(qrels, paths[a], paths[b], measures, missing=policy.missing)) for a, b in pairs]
+    Path(out).write_text(render_html(diffs, title="ranklens compare: the differences explained"), encoding="utf-8")
+
+
+def _diff_measures(names: list[str]) -> list[str]:
+    """The measures of ``names`` that ``diff`` decomposes (a one-line error when there is none)."""
+    from ranklens.errors import InputError, MeasureError
+    from ranklens.measures.language import parse_many
+    from ranklens.research.terms import check_supported
+
+    kept = []
+    for m in parse_many(names):
+        try:
+            check_supported(m)
+            kept.append(str(m))
+        except (InputError, MeasureError):
+            continue
+    if not kept:
+        raise InputError("--explain-diff: none of the measures is one diff decomposes (nDCG, DCG, P, RR, AP)")
+    return kept

@@ -21,16 +21,19 @@ from ranklens.cli._quiet import say
 @click.option("-k", "k", type=int, default=10, show_default=True, help="Depth of RBO, Kendall's tau and entered/left.")
 @click.option("--rbo-p", "p", type=float, default=0.9, show_default=True, help="RBO persistence p.")
 @click.option("--top", type=int, default=5, show_default=True, help="Queries shown in the table (largest |change|).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False),
+              help="Also write a self-contained HTML view (every query's decomposition, worst queries linked).")
 @json_format_option
 def command(qrels: str, run_a: str, run_b: str, measures: tuple[str, ...], k: int, p: float, top: int,
-            as_json: bool) -> None:
+            html_path: str | None, as_json: bool) -> None:
     """Decompose the change from RUN_A to RUN_B of each measure into per-document contributions
     (documents that entered, left or moved within the measure's cutoff; they add up exactly to the
     change), with the tie-aware rank-biased overlap and Kendall's tau of the two rankings at -k.
 
     \b
-    Example:
+    Examples:
       ranklens diff qrels.txt bm25.run dense.run -m nDCG@10 -m AP -f json
+      ranklens diff qrels.txt bm25.run dense.run -m nDCG@10 --html diff.html
     """
     from ranklens.data.io import read_qrels, read_run
     from ranklens.errors import InputError
@@ -43,6 +46,14 @@ def command(qrels: str, run_a: str, run_b: str, measures: tuple[str, ...], k: in
     d = diff_runs(q, a, b, list(measures), k=k, p=p)
     for note in d.notes:
         say(f"ranklens: note: {note}")
+    if html_path:
+        from pathlib import Path
+
+        from ranklens.research.diff_html import render_html
+
+        Path(html_path).write_text(render_html([(a.name, b.name, d)], title=f"ranklens diff: {b.name} vs {a.name}"),
+                                   encoding="utf-8")
+        say(f"ranklens: wrote the HTML view to {html_path}")
     if as_json:
         click.echo(json.dumps({"a": run_a, "b": run_b, **d.to_json()}, indent=2))
         return

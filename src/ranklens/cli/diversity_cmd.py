@@ -1,4 +1,4 @@
-"""``ranklens diversity QRELS RUN [RUN...] -m alpha-nDCG@10``: α-nDCG over intent-level qrels."""
+"""``ranklens diversity QRELS RUN [RUN...] -m alpha-nDCG@10``: the intent-aware measures over intent-level qrels."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ class _DiversityCommand(click.Command):
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
     "-m", "--measure", "measures", multiple=True,
-    help="alpha-nDCG measures, e.g. -m alpha-nDCG@10 'alpha-nDCG(alpha=0.3)@20'. Default: alpha-nDCG@5, @10, @20.",
+    help="Intent-aware measures (alpha-nDCG@k, alpha-DCG@k, ERR-IA@k, nERR-IA@k, NRBP, nNRBP, P-IA@k, AP-IA, "
+    "StRecall@k), e.g. -m alpha-nDCG@10 'alpha-nDCG(alpha=0.3)@20'. Default: alpha-nDCG@5, @10, @20.",
 )
 @click.option("--per-query", "-q", is_flag=True, help="Also show the value of every query.")
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True, help="Output format.")
@@ -30,8 +31,9 @@ class _DiversityCommand(click.Command):
     help="Queries in the qrels but not in the run: skip, score 0, or fail.",
 )
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, missing: str) -> None:
-    """Evaluate RUNs with α-nDCG against intent-level QRELS (lines 'qid intent docid rel', the TREC
-    diversity format). The ideal ranking is greedy, ties broken by document id ascending.
+    """Evaluate RUNs with intent-aware measures against intent-level QRELS (lines 'qid intent docid rel',
+    the TREC diversity format). The ideal ranking is greedy, ties broken by document id descending (ndeval).
+    With document-level qrels too, use --intents FILE on eval, compare, gate, explain or ab.
 
     \b
     Example:

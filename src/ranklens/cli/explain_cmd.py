@@ -44,6 +44,9 @@ def command(
     if query is None:
         raise click.UsageError("Missing option '--query' (the query id to explain).")
 
+    from ranklens.backends import choose_backend
+
+    choose_backend([measure], policy, qrels, [run], needs="intermediates")  # (the reference: forcing another fails)
     q = read_qrels(qrels, format=policy.qrels_format, columns=policy.qrels_columns, labels=policy.labels or "int")
     r = read_run(run, format=policy.run_format, columns=policy.run_columns)
     for path, notes in ((qrels, q.notes), (run, r.notes)):

@@ -37,8 +37,8 @@ def _params(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) 
 @click.option("--method", required=True, help="Fusion method as ranx spells it: rrf, sum, mnz, wsum, … (docs/fusion.md).")
 @click.option("--norm", default="min-max", show_default=True, help="Score normalisation: min-max, max, sum, zmuv, rank, borda, min-max-inverted or none.")
 @click.option("--weights", callback=_weights, metavar="W1,W2,…", help="One weight per run (weighted methods: wsum, wmnz, mixed, w_bordafuse, w_condorcet).")
-@click.option("--param", "params", multiple=True, callback=_params, metavar="K=V", help="A method parameter (rrf k, gmnz gamma, rbc phi, logn_isr sigma); repeatable.")
-@click.option("--qrels", type=click.Path(dir_okay=False), help="Training qrels for --optimise.")
+@click.option("--param", "params", multiple=True, callback=_params, metavar="K=V", help="A method parameter (rrf k, gmnz gamma, rbc phi, logn_isr sigma, probfuse n_segments, slidefuse w); repeatable.")
+@click.option("--qrels", type=click.Path(dir_okay=False), help="Training qrels for --optimise and the trained methods (posfuse, probfuse, segfuse, slidefuse, bayesfuse, mapfuse).")
 @click.option("--optimise", "--optimize", "optimise", is_flag=True, help="Choose the weights or the parameter by grid search on --qrels.")
 @click.option("--metric", default="nDCG@10", show_default=True, help="The measure --optimise maximises (computed by ranklens).")
 @click.option("--step", type=click.FloatRange(0, 1, min_open=True), default=0.1, show_default=True, help="Weight grid step of --optimise.")
@@ -63,33 +63,36 @@ def command(
       ranklens fuse bm25.run dense.run --method rrf -o fused.trec
       ranklens fuse bm25.run dense.run --method wsum --norm zmuv --weights 0.3,0.7 -o fused.trec
       ranklens fuse bm25.run dense.run --method wsum --qrels train.qrels --optimise -o fused.trec
+      ranklens fuse bm25.run dense.run --method probfuse --qrels train.qrels --optimise -o fused.trec
     """
     from ranklens.cli._common import echo_note
     from ranklens.cli._runs import named_runs
     from ranklens.data.io import read_run, write_run
     from ranklens.errors import InputError
-    from ranklens.fusion.combine import check_method, fuse, resolve
+    from ranklens.fusion.combine import check_method, fuse, resolve, trained_methods
     from ranklens.fusion.normalise import check_norm
 
     spec = check_method(method)
     check_norm(norm)
     if optimise and qrels is None:
         raise InputError("--optimise needs --qrels (the training judgements the weights are chosen on)")
-    if qrels is not None and not optimise:
-        raise InputError("--qrels is read only with --optimise")
+    if qrels is not None and not optimise and spec.trainer is None:
+        raise InputError(f"--qrels is read only with --optimise or by a trained method ({', '.join(trained_methods())})")
+    if spec.trainer is not None and qrels is None:
+        raise InputError(f"{method} is trained on qrels: give the training judgements with --qrels TRAIN.qrels")
     if optimise and weights is not None and spec.weighted:
         raise InputError("--optimise chooses the weights: drop --weights")
     named = named_runs(runs, names)
     if len(named) < 2:
         raise InputError(f"fuse needs at least two runs, got {len(named)}")
-    resolve(method, len(named), None if optimise else weights, params if not optimise else {})
+    resolve(method, len(named), None if optimise else weights, params if not optimise else {k: g[0] for k, g in spec.grid.items()})
     loaded = [read_run(path, format=run_format, name=given) for given, path in named]
     if optimise:
         from ranklens.fusion.search import optimise as search
 
         fused = search(loaded, qrels, method, norm=norm, metric=metric, step=step, name=tag)
     else:
-        fused = fuse(loaded, method, norm=norm, weights=weights, params=params, name=tag)
+        fused = fuse(loaded, method, norm=norm, weights=weights, params=params, qrels=qrels, name=tag)
     for note in fused.notes:
         echo_note(note)
     write_run(fused.run, "/dev/stdout" if output == "-" else output, tag=tag or method)
@@ -120,6 +123,8 @@ def _text(summary: dict[str, Any]) -> str:
         parts.append(" ".join(f"{k}={v:g}" for k, v in summary["params"].items()))
     line = "; ".join(parts) + f": {summary['queries']} queries, {summary['rows']} rows → {summary['output']}"
     opt = summary.get("optimisation")
-    if opt:
+    if opt and "metric" in opt:
         line += f"\noptimised on the training qrels: {opt['metric']} = {opt['value']:.4f} (best of {len(opt['trials'])} trials)"
+    elif opt:
+        line += f"\ntrained on {opt['trained_on']}"
     return line

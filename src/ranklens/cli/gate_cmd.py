@@ -124,10 +124,10 @@ def command(
     from ranklens.cli._common import echo_note, progress_hook
     from ranklens.cli._progress import wanted
     from ranklens.cli._runs import final_names, named_runs
-    from ranklens.engine.evaluator import Evaluator
     from ranklens.errors import InputError
     from ranklens.evaluation import read_qrels_file
-    from ranklens.gates import GateSettings, Rule, check_rules, gate_results, one_measure, parse_rule, read_rules
+    from ranklens.gates import GateSettings, Rule, check_rules, one_measure, parse_rule, read_rules
+    from ranklens.gates.inputs import compiled_gate_results, gate_results
     from ranklens.stats import canonical_correction, canonical_test
 
     named = named_runs([run, *([baseline] if baseline else [])], names)
@@ -158,16 +158,24 @@ def command(
 
     resolved = {r.measure: policy.with_aggregate([one_measure(r.measure, policy.rel_level)])[0] for r in rule_list}
     rule_list = [dataclasses.replace(r, measure=str(resolved[r.measure])) for r in rule_list]
-    q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else echo_note)
-    evaluator = Evaluator(
-        list(dict.fromkeys(resolved.values())), q, policy=policy.replace(qrels_format=None, qrels_columns=None)
-    )
-    on = functools.partial(
-        gate_results, progress=progress_hook(show), engine=engine, spark_master=spark_master, qrels_path=qrels,
-        policy=policy,
-    )
-    res = on(evaluator, run)
-    base_res = on(evaluator, baseline) if baseline else None
+    measures = list(dict.fromkeys(resolved.values()))
+    paths = [run, *([baseline] if baseline else [])]
+    quick, choice = compiled_gate_results(qrels, paths, measures, policy, progress=progress_hook(show), engine=engine)
+    if quick is not None:  # (the compiled backend: every qrels query is in each run's Results)
+        res, base_res = quick[0], (quick[1] if baseline else None)
+        universe = list(res.query_ids)
+    else:
+        from ranklens.engine.evaluator import Evaluator
+
+        q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else echo_note)
+        evaluator = Evaluator(measures, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
+        on = functools.partial(
+            gate_results, progress=progress_hook(show), engine=engine, spark_master=spark_master, qrels_path=qrels,
+            policy=policy, choice=choice,
+        )
+        res = on(evaluator, run)
+        base_res = on(evaluator, baseline) if baseline else None
+        universe = evaluator.qrels.query_ids.to_pylist()
     labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
     res = dataclasses.replace(res, run=labels[0])
     base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None
@@ -183,7 +191,7 @@ def command(
         settings,
         run_path=run,
         baseline_path=baseline,
-        universe=evaluator.qrels.query_ids.to_pylist(),
+        universe=universe,
     )
     for note in report.notes:
         click.echo(f"ranklens: note: {note}", err=True)

@@ -37,12 +37,15 @@ def _split(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed: the same seed gives the same result.")
 @click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True,
               help="Depth of the recall ideal (ideal=recall; at least the cutoff).")
+@click.option("--only", "only", multiple=True, metavar="DIM=V1,V2",
+              help="Keep only these values of a dimension (gain, ideal, ties, judged_only, missing, test), e.g. "
+              "--only ideal=global,local (repeatable; the first value kept is the default).")
 @click.option("--format", "-f", "fmt", type=click.Choice(("table", "json"), case_sensitive=False), default="table",
               show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the output to this file.")
 @click.option("--quiet", is_flag=True, help="No notes on stderr.")
 def command(qrels: str, run_a: str, run_b: str, measure: str, tests: str, missing: str, alpha: float, samples: int,
-            seed: int, depth: int, fmt: str, output: str | None, quiet: bool) -> None:
+            seed: int, depth: int, only: tuple[str, ...], fmt: str, output: str | None, quiet: bool) -> None:
     """Re-run the comparison of RUN_B against RUN_A under every evaluation choice.
 
     The choices: the measure's gain (linear, exp), ideal (global, local, recall, max) and tie policy (trec,
@@ -54,12 +57,22 @@ def command(qrels: str, run_a: str, run_b: str, measure: str, tests: str, missin
     Examples:
       ranklens robustness qrels.txt bm25.run dense.run -m nDCG@10
       ranklens robustness qrels.txt bm25.run dense.run -m 'P@5' --tests t,wilcoxon -f json
+      ranklens robustness qrels.txt bm25.run dense.run -m nDCG@10 --only ideal=global,local
     """
     from ranklens.comparison.robustness import robustness
+    from ranklens.errors import InputError
+
+    restricted: dict[str, list[str]] = {}
+    for item in only:
+        dim, eq, values = item.partition("=")
+        if not eq or not dim.strip() or not values.strip():
+            raise InputError(f"--only: expected DIM=V1,V2 (e.g. ideal=global,local); found {item!r}")
+        restricted[dim.strip()] = [v for v in values.split(",") if v.strip()]
 
     result = robustness(
         qrels, run_a, run_b, measure, tests=_split(tests, TESTS, "tests"),
         missing=_split(missing, MISSING, "missing"), alpha=alpha, samples=samples, seed=seed, depth=depth,
+        only=restricted,
     )
     if not quiet:
         for note in result.notes:

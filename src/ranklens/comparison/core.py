@@ -22,6 +22,8 @@ from ranklens.comparison.rows import (
     Plan,
     QueryDelta,
     SummaryRow,
+    aggregate_name,
+    aggregate_note,
     compare_segment,
     correct,
     is_system,
@@ -302,12 +304,16 @@ def compare(
         if is_system(m):
             rows.extend(system_rows(results, pairs, m, notes))
             continue
+        note = aggregate_note(m, test_key, ci_key)
+        if note and note not in notes:
+            notes.append(note)
+        row_test = test_key if aggregate_name(m) == "mean" else "randomisation"
         for scope in (None, "segments"):
             scope_segments: list[str | None] = [None] if scope is None else list(seg_names)
             family: list[ComparisonRow] = []
             for seg in scope_segments:
                 family.extend(compare_segment(results, pairs, m, segment_of, seg, plan, notes))
-            rows.extend(correct(family, correction_key, test_key, alpha, within_test=scope is None))
+            rows.extend(correct(family, correction_key, row_test, alpha, within_test=scope is None))
 
     summary = summary_rows(results, mnames, segment_of, seg_names)
     cost_table = load_costs(costs)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ranklens.comparison.inputs import is_results_file, one_results
 from ranklens.data.names import file_stem, unique_names
-from ranklens.errors import InputError, did_you_mean
+from ranklens.errors import InputError, Note, did_you_mean
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
@@ -22,20 +22,23 @@ __all__ = ["evaluate_runs", "evaluation_measures", "resolve_baseline"]
 def evaluate_runs(
     qrels: Any, runs: Mapping[str, Any] | Sequence[Any], measures: MeasuresArg, policy: dict[str, Any]
 ) -> tuple[list[Measure], dict[str, Results], list[str]]:
-    from ranklens.engine.evaluator import Evaluator
     from ranklens.measures.language import parse_many
 
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     if not items:
         raise InputError("compare needs at least two runs; got none")
-    evaluator = Evaluator(measures, qrels, **policy) if qrels is not None else None
+    evaluator = None
+    if qrels is not None:  # (Results evaluated already, by any backend, need no engine: no pyarrow, no kernels)
+        from ranklens.engine.evaluator import Evaluator
+
+        evaluator = Evaluator(measures, qrels, **policy)
     measure_values = list(evaluator.measures) if evaluator else [m.validate() for m in parse_many(measures)]
     checks = _consistency_pairs(measure_values)
     if evaluator is not None and checks:
         # also evaluate the DCG behind every nDCG, to check that both order the systems alike (spec §5)
         extra = [u for _, u in checks if u not in measure_values]
         read = {k: v for k, v in policy.items() if k not in ("qrels_columns", "qrels_format")}  # (qrels read already)
-        evaluator = Evaluator([*measure_values, *extra], evaluator.qrels, **read)
+        evaluator = type(evaluator)([*measure_values, *extra], evaluator.qrels, **read)
     if not measure_values:
         raise InputError("no measure given; e.g. nDCG@10")
     evaluated: list[tuple[str | None, Any, Results]] = []
@@ -56,7 +59,7 @@ def evaluate_runs(
     results: dict[str, Results] = {}
     for label, (_, _, res) in zip(labels, evaluated):
         results[label] = res
-        notes.extend(f"{label}: {note}" for note in res.notes)
+        notes.extend(note.with_prefix(f"{label}: ") if isinstance(note, Note) else f"{label}: {note}" for note in res.notes)
     notes.extend(_consistency_notes(results, checks))
     return measure_values, results, notes
 

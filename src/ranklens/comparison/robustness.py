@@ -177,6 +177,30 @@ def measure_choices(measure: Measure) -> tuple[dict[str, tuple[Any, ...]], list[
     return out, notes
 
 
+def restrict(choices: Mapping[str, tuple[Any, ...]], only: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
+    """``choices`` with the dimensions of ``only`` cut to the values it names (in the order of ``choices``).
+
+    >>> restrict({"ties": ("trec", "average"), "test": ("t", "wilcoxon")}, {"test": ["wilcoxon"]})
+    {'ties': ('trec', 'average'), 'test': ('wilcoxon',)}
+    >>> restrict({"ties": ("trec", "average")}, {"gain": ["exp"]})
+    Traceback (most recent call last):
+    ranklens.errors.InputError: --only gain: not a choice of this analysis (choices: ties)
+    """
+    out = dict(choices)
+    for dim, wanted in only.items():
+        if dim not in choices:
+            raise InputError(f"--only {dim}: not a choice of this analysis (choices: {', '.join(choices)})")
+        spelled = {str(_label(v)).lower(): v for v in choices[dim]}
+        asked = [str(w).strip().lower() for w in wanted]
+        unknown = [w for w in asked if w not in spelled]
+        if unknown or not asked:
+            raise InputError(
+                f"--only {dim}: expected values among {', '.join(spelled)}; found {', '.join(unknown) or 'none'}"
+            )
+        out[dim] = tuple(v for k, v in spelled.items() if k in asked)
+    return out
+
+
 def variant(measure: Measure, choices: Mapping[str, Any], *, depth: int = 100) -> Measure:
     """``measure`` with the measure-level ``choices`` (gain, ideal, ties, judged_only) applied; the recall
     ideal reads ``max(depth, cutoff)`` documents (or the measure's own depth when it has one)."""
@@ -203,6 +227,7 @@ def robustness(
     samples: int = 10_000,
     seed: int | None = 0,
     depth: int = 100,
+    only: Mapping[str, Sequence[Any]] | None = None,
 ) -> Robustness:
     """Compare ``run_b`` against ``run_a`` under every combination of the evaluation choices.
 
@@ -219,6 +244,8 @@ def robustness(
         missing: missing-query policies (``skip``, ``zero``).
         alpha: significance level; samples, seed: Monte Carlo samples and seed of the randomised tests.
         depth: the depth of the recall ideal (at least the cutoff).
+        only: restrict dimensions to some of their values, e.g. ``{"ideal": ["global", "local"]}`` (the
+            first value kept is that dimension's default; values as the JSON spells them).
 
     >>> qrels = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1, "d": 2}, "q3": {"e": 1}}
     >>> a = {"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 2.0, "d": 1.0}, "q3": {"x": 1.0}}
@@ -235,6 +262,9 @@ def robustness(
         raise InputError("robustness needs at least one test and one missing-query policy")
     mchoices, notes = measure_choices(base)
     choices: dict[str, tuple[Any, ...]] = {**mchoices, "missing": tuple(missing), "test": tuple(tests)}
+    choices = restrict(choices, only or {})
+    mchoices = {k: v for k, v in choices.items() if k in mchoices}
+    missing, tests = list(choices["missing"]), list(choices["test"])
     mdims = list(mchoices)
     combos = list(itertools.product(*mchoices.values()))
     variants: dict[tuple[Any, ...], Measure] = {}

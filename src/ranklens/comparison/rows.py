@@ -36,6 +36,12 @@ class ComparisonRow:
     (its family: every pair of one measure, over all queries or over all segments); ``effect_size`` is the
     paired Cohen's d; ``wins``/``ties``/``losses`` count queries where the system beats/equals/trails the
     baseline; ``significant`` is ``p_value_adjusted <= alpha``.
+
+    ``aggregate`` is how the measure combines queries: ``mean`` (the above), or for ``agg=median``, ``pNN``,
+    ``min``, ``max`` (``--aggregate``) that statistic: ``mean_baseline``/``mean_system`` then hold each
+    system's median (or percentile …), ``diff`` their difference, ``p_value`` the paired randomisation test of
+    that difference and ``[ci_low, ci_high]`` its paired bootstrap percentile interval (``test`` and
+    ``ci_method`` say so); ``effect_size`` (a statement about means) is NaN (docs/compare.md).
     """
 
     baseline: str
@@ -58,6 +64,7 @@ class ComparisonRow:
     ties: int
     losses: int
     significant: bool
+    aggregate: str = "mean"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: non-finite numbers become ``None``."""
@@ -66,13 +73,16 @@ class ComparisonRow:
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """The mean of one system on one measure over the queries every system answered (``n`` of them)."""
+    """The mean of one system on one measure over the queries every system answered (``n`` of them); for a
+    measure aggregated otherwise (``aggregate``: ``median``, ``pNN``, ``min``, ``max``) ``mean`` holds that
+    aggregate."""
 
     system: str
     measure: str
     segment: str | None
     n: int
     mean: float
+    aggregate: str = "mean"
 
     def to_dict(self) -> dict[str, Any]:
         return {k: json_value(v) for k, v in asdict(self).items()}
@@ -123,7 +133,14 @@ def compare_segment(
     plan: Plan,
     notes: list[str],
 ) -> list[ComparisonRow]:
-    """The rows of one measure over all queries (``segment`` None) or one segment, before correction."""
+    """The rows of one measure over all queries (``segment`` None) or one segment, before correction.
+
+    A measure aggregated by a median, percentile, minimum or maximum is compared on that statistic (a
+    randomisation test and a bootstrap interval of the difference, :func:`aggregate_plan`), whatever the
+    plan's test and interval."""
+    agg = aggregate_name(measure)
+    if agg != "mean":
+        plan = aggregate_plan(plan)
     all_pairs = plan.test in stats.ALL_PAIRS_TESTS
     tukey: stats.TukeyResult | None = None
     order: dict[str, int] = {}
@@ -154,13 +171,52 @@ def compare_segment(
         key = (measure, segment, *sorted((b, s)))
         if all_pairs:
             p = tukey.pair(order[s], order[b]).p_value if tukey is not None else math.nan
+        elif agg != "mean":
+            p = stats.aggregate_randomisation_test(xs, xb, agg, samples=plan.samples, seed=plan.rng(*key)).p_value
         else:
             p = stats.paired_test(xs, xb, plan.test, samples=plan.samples, seed=plan.rng(*key)).p_value
-        interval = stats.confidence_interval(
-            xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
-        )
-        rows.append(_row(b, s, measure, segment, xb, xs, p, plan.test, interval))
+        if agg != "mean":
+            interval = stats.aggregate_bootstrap_interval(
+                xs, xb, agg, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
+            )
+        else:
+            interval = stats.confidence_interval(
+                xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
+            )
+        rows.append(_row(b, s, measure, segment, xb, xs, p, plan.test, interval, agg))
     return rows
+
+
+def aggregate_name(measure: str) -> str:
+    """How ``measure`` combines its per-query values in a comparison: ``mean`` (also for the families that
+    sum or skip NaN: the paired tests compare means), or its ``agg=`` (``median``, ``p90``, ``min`` …).
+
+    >>> aggregate_name("nDCG@10"), aggregate_name("nDCG(agg=median)@10")
+    ('mean', 'median')
+    """
+    from ranklens.measures import parse
+    from ranklens.measures.recsys import agg_param
+
+    return agg_param(parse(measure))
+
+
+def aggregate_plan(plan: Plan) -> Plan:
+    """The plan of the rows of a measure aggregated by a median or percentile: the paired randomisation test
+    and the bootstrap interval of the difference of that statistic (the other tests are about means)."""
+    return replace(plan, test="randomisation", ci="bootstrap")
+
+
+def aggregate_note(measure: str, requested_test: str, requested_ci: str) -> str | None:
+    """The note saying how the rows of ``measure`` were compared when it is not aggregated by its mean."""
+    agg = aggregate_name(measure)
+    if agg == "mean":
+        return None
+    what = "medians" if agg == "median" else f"{agg} values"
+    changed = "" if (requested_test, requested_ci) == ("randomisation", "bootstrap") else (
+        f" (not the {requested_test} test and {requested_ci} interval asked for: they compare means)"
+    )
+    return (f"{measure}: compared by the difference of the systems' {what}: paired randomisation test and "
+            f"bootstrap percentile interval of that difference{changed}")
 
 
 def is_system(measure: str) -> bool:
@@ -198,9 +254,15 @@ def _row(
     p: float,
     test: str,
     interval: stats.Interval,
+    agg: str = "mean",
 ) -> ComparisonRow:
-    mb, ms = float(xb.mean()), float(xs.mean())
-    diff = float((xs - xb).mean())
+    if agg == "mean":
+        mb, ms = float(xb.mean()), float(xs.mean())
+        diff = float((xs - xb).mean())
+        effect = stats.cohens_d_paired(xs, xb)
+    else:
+        mb, ms = float(stats.aggregate_of(xb, agg)), float(stats.aggregate_of(xs, agg))
+        diff, effect = ms - mb, math.nan
     wins, ties, losses = win_tie_loss(xs, xb)
     return ComparisonRow(
         baseline=baseline,
@@ -218,11 +280,12 @@ def _row(
         p_value=p,
         p_value_adjusted=p,
         test=test,
-        effect_size=stats.cohens_d_paired(xs, xb),
+        effect_size=effect,
         wins=wins,
         ties=ties,
         losses=losses,
         significant=False,
+        aggregate=agg,
     )
 
 
@@ -291,7 +354,9 @@ def summary_rows(
                     continue
                 vals = values_of(res, m, common)
                 vals = vals[~np.isnan(vals)]
-                out.append(SummaryRow(name, m, seg, len(common), float(vals.mean()) if vals.size else math.nan))
+                agg = aggregate_name(m)
+                value = (float(vals.mean()) if agg == "mean" else float(stats.aggregate_of(vals, agg))) if vals.size else math.nan
+                out.append(SummaryRow(name, m, seg, len(common), value, agg))
     return out
 
 

@@ -22,8 +22,8 @@ __all__ = ["IntentQrels", "alpha_ndcg", "evaluate_diversity", "read_intent_qrels
 
 
 _WHERE = {
-    "IntentQrels": "ranklens.diversity.intents",
-    "read_intent_qrels": "ranklens.diversity.intents",
+    "IntentQrels": "ranklens.data.intents",
+    "read_intent_qrels": "ranklens.data.intents",
     "alpha_ndcg": "ranklens.diversity.alpha",
     "evaluate_diversity": "ranklens.diversity.alpha",
 }

@@ -48,11 +48,11 @@ class AlignReport:
     """mask over the evaluated queries: the run has no row for them (only with query set ``qrels``)"""
 
     def messages(self) -> list[str]:
-        """Human-readable notes for every row or query left out."""
-        return alignment_notes(
+        """Human-readable notes for every row or query left out (each a :class:`~ranklens.errors.Note`)."""
+        return [*alignment_notes(
             self.run_only_queries, self.run_only_rows, self.qrels_only_queries, self.qrels_only_scored_zero,
             self.truncated_rows, self.removed_unjudged_rows,
-        )
+        )]
 
 
 def align(

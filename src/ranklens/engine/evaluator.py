@@ -57,6 +57,9 @@ class Evaluator:
         empty: users with no relevant test item: ``None`` (default: each measure's own value), ``"skip"``
             (left out of the per-user measures), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
         aggregate: default ``agg=`` of the measures that take one (``"median"``, ``"p90"`` …).
+        intents: intent-level qrels (a path to ``qid intent docid rel`` lines, a dict ``{qid: {intent: {doc:
+            rel}}}``, a table or :class:`~ranklens.data.intents.IntentQrels`), read once, for the intent-aware
+            measures (``alpha-nDCG@10``, ``ERR-IA@20``, ``NRBP`` …: docs/diversity.md).
         policy: all of the above as one :class:`~ranklens.engine.policy.EvalPolicy` (its formats are used
             for qrels and runs given as paths), instead of the keywords: a keyword given a value other
             than its default next to ``policy=`` is an error.
@@ -88,12 +91,13 @@ class Evaluator:
         aggregate: str | None = None,
         train_columns: Mapping[str, str] | None = None,
         items_columns: Mapping[str, str] | None = None,
+        intents: Any = None,
     ) -> None:
         keywords = dict(
             missing=missing, negative=negative, judged_only=judged_only, max_docs=max_docs, rel_level=rel_level,
             labels=labels, qrels_columns=qrels_columns, run_columns=run_columns, train=train, items=items,
             exclude_seen=exclude_seen, empty=empty, aggregate=aggregate, train_columns=train_columns,
-            items_columns=items_columns,
+            items_columns=items_columns, intents=intents,
         )
         if policy is not None:
             both = [k for k, v in keywords.items() if _given(v, getattr(_DEFAULT, k))]
@@ -197,8 +201,15 @@ class Evaluator:
             inputs = _side_inputs(side, lists, wanted, notes, r, tally) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
             if side.empty is not None:
                 has_relevant = lists.num_relevant(self.rel_level if self.rel_level is not None else 1) > 0
+            by_intents = [j for j in idx if "intents" in self.measures[j].family.needs]
+            if by_intents:
+                columns_of = intent_columns(lists, side.intents, [self.measures[j] for j in by_intents])
+                for j, column in zip(by_intents, columns_of):
+                    columns[j] = column
             for j in idx:
                 m = self.measures[j]
+                if j in by_intents:
+                    continue
                 if m.family.is_system(m) and m.name in SYSTEM_FAMILIES:
                     acc = tally.accumulator(j, m) if tally is not None else Accumulator(m)
                     acc.add(lists, inputs)
@@ -242,7 +253,7 @@ class Evaluator:
         """True when users can be evaluated in blocks with the same result: no measure with its own
         judged_only (its note is per group) and the query set is not ``qrels`` (a query the run lacks is
         scored once, over the whole run)."""
-        return self.query_set != "qrels" and not any(
+        return self.query_set != "qrels" and self._side.intents is None and not any(
             m.get("judged_only") or (m.family.is_system(m) and m.name not in SYSTEM_FAMILIES) for m in self.measures
         )
 
@@ -289,7 +300,11 @@ class Evaluator:
 
         rows = np.flatnonzero(absent)
         ids = lists.query_ids.take(rows).to_pylist()
-        as_trec = [j for j in idx if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS]
+        as_trec = [
+            j for j in idx
+            if self.measures[j].family.aggregate != "nanmean" and self.measures[j].name not in SIDE_KERNELS
+            and not self.measures[j].family.needs
+        ]
         values, done = placeholder_values(
             self.qrels, ids, [self.measures[j] for j in as_trec], negative=self.negative,
             judged_only=judged_only, max_docs=self.max_docs,
@@ -303,9 +318,17 @@ class Evaluator:
                 columns[j] = absent_scored_zero(columns[j], self.measures[j], absent)  # type: ignore[arg-type]
 
     @property
+    def intents(self) -> Any:
+        """The intent-level qrels read for the intent-aware measures (:class:`~ranklens.data.intents.IntentQrels`),
+        or None."""
+        return self._side.intents
+
+    @property
     def streamable(self) -> bool:
-        """False when the evaluation needs the whole run at once: a measure with its own judged_only, or side
-        tables or system-level measures with the query set ``qrels`` (``missing="zero"``)."""
+        """False when the evaluation needs the whole run at once: a measure with its own judged_only, intents,
+        or side tables or system-level measures with the query set ``qrels`` (``missing="zero"``)."""
+        if self._side.intents is not None:
+            return False
         if self._side.active or any(m.family.is_system(m) for m in self.measures):
             return self.blockable  # (in blocks of users: engine/blocked.py)
         return not any(m.get("judged_only") for m in self.measures)
@@ -403,6 +426,13 @@ def empty_note(empty: str, count: int, n: int) -> str:
         )
     fill = 0.0 if empty == "zero" else 1.0
     return f"empty={empty}: {count:,} of {n:,} users with no relevant test item score {fill:g} on the relevance measures"
+
+
+def intent_columns(lists: RankedLists, intents: Any, measures: Sequence[Measure]) -> list[np.ndarray]:
+    """The intent-aware measures' columns (:func:`ranklens.engine.intents.intent_values`)."""
+    from ranklens.engine.intents import intent_values
+
+    return intent_values(lists, intents, measures)
 
 
 def absent_scored_zero(values: np.ndarray, measure: Measure, absent: np.ndarray | None) -> np.ndarray:
@@ -533,10 +563,16 @@ class _SideTables:
             available.append("items")
         if available:
             available.append("catalog")
+        self.intents = None
+        if p.intents is not None:
+            from ranklens.data.intents import read_intent_qrels
+
+            self.intents = read_intent_qrels(p.intents)
+            available.append("intents")
         self.available = tuple(available)
         for m in measures:
             reason = m.family.unavailable(m, self.available)
-            if reason is not None and set(m.family.needs) & {"train", "items", "catalog"}:
+            if reason is not None and set(m.family.needs) & {"train", "items", "catalog", "intents"}:
                 from ranklens.errors import MeasureError
 
                 raise MeasureError(reason)

@@ -47,6 +47,9 @@ class EvalPolicy:
         empty: users with no relevant test item: ``None`` (as without the option: every measure's own
             value), ``"skip"`` (left out), ``"zero"`` or ``"one"`` (their relevance measures score 0 or 1).
         aggregate: the default ``agg=`` of the measures that take one (``mean``, ``median``, ``p90`` …).
+        intents: intent-level qrels (a path to ``qid intent docid rel`` lines, a dict ``{qid: {intent: {doc:
+            rel}}}``, a table or :class:`~ranklens.data.intents.IntentQrels`) for the intent-aware measures
+            (α-nDCG, α-DCG, ERR-IA, nERR-IA, NRBP, nNRBP, P-IA, AP-IA, StRecall).
 
     >>> import ranklens
     >>> policy = EvalPolicy(missing="zero", max_docs=100)
@@ -76,6 +79,7 @@ class EvalPolicy:
     aggregate: str | None = None
     train_columns: Mapping[str, str] | None = None
     items_columns: Mapping[str, str] | None = None
+    intents: Any = None
 
     def __post_init__(self) -> None:
         missing = _MISSING.get(self.missing) if isinstance(self.missing, str) else None
@@ -122,6 +126,7 @@ class EvalPolicy:
             **({"labels": "float"} if kind == "float" else {}),
             **({"exclude_seen": True} if self.exclude_seen else {}),
             **({"empty": self.empty} if self.empty is not None else {}),
+            **({"intents": _source(self.intents)} if self.intents is not None else {}),
         }
 
     @classmethod
@@ -149,3 +154,12 @@ class EvalPolicy:
     def replace(self, **changes: Any) -> EvalPolicy:
         """A copy with ``changes`` (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
+
+
+def _source(value: Any) -> str:
+    """Where side data came from, for ``Results.options``: a path as given, else the kind of object."""
+    import os
+
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)  # type: ignore[return-value]
+    return f"<{type(value).__name__}>"

@@ -73,7 +73,7 @@ def align(runs: Sequence[Run]) -> Aligned:
     dcodes, dvocab = intern_sorted(pa.concat_arrays([r.docs.cast(pa.string()) for r in runs]))
     ndocs = max(len(dvocab), 1)
     keys = qcodes.astype(np.int64) * ndocs + dcodes
-    unique, inverse = np.unique(keys, return_inverse=True)
+    unique, inverse = _unique(keys, len(qvocab) * ndocs)
     scores = np.full((len(unique), len(runs)), np.nan)
     start = 0
     lacking = []
@@ -93,6 +93,22 @@ def align(runs: Sequence[Run]) -> Aligned:
     )
 
 
+def _unique(keys: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, cells)``: through a table of the cells when
+    it is no larger than a few times the keys (one pass, no sort), else by sorting.
+
+    >>> [x.tolist() for x in _unique(np.array([5, 1, 5, 3]), 8)]
+    [[1, 3, 5], [2, 0, 2, 1]]
+    """
+    if cells > 4 * keys.size + 1_000_000:
+        return np.unique(keys, return_inverse=True)  # type: ignore[no-any-return]
+    seen = np.zeros(cells, dtype=bool)
+    seen[keys] = True
+    unique = np.flatnonzero(seen)
+    index = np.cumsum(seen, dtype=np.int64) - 1
+    return unique, index[keys]
+
+
 def rank_within(query: np.ndarray, doc: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """1-based rank of every candidate in every run's list (NaN where the run lacks it): score descending,
     ties by document id descending (trec_eval's order, the one ``eval`` reads the run in).
@@ -104,9 +120,28 @@ def rank_within(query: np.ndarray, doc: np.ndarray, scores: np.ndarray) -> np.nd
     for i in range(scores.shape[1]):
         present = np.flatnonzero(~np.isnan(scores[:, i]))
         q, s, d = query[present], scores[present, i], doc[present]
-        order = np.lexsort((-d.astype(np.int64), -s, q))
+        order = _trec_order(q.astype(np.int64), s, d.astype(np.int64))
         sq = q[order]
         starts = np.flatnonzero(np.r_[True, sq[1:] != sq[:-1]]) if sq.size else np.zeros(0, np.int64)
         position = np.arange(sq.size) - np.repeat(starts, np.diff(np.r_[starts, sq.size]))
         ranks[present[order], i] = position + 1
     return ranks
+
+
+def _trec_order(q: np.ndarray, s: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The order by query, score descending, document descending: one sort of an integer key (query, dense
+    rank of the score, reversed document) when it fits in 63 bits, else ``np.lexsort``.
+
+    >>> _trec_order(np.array([1, 0, 0, 0]), np.array([5.0, 1.0, 2.0, 1.0]), np.array([0, 0, 1, 2])).tolist()
+    [2, 3, 1, 0]
+    """
+    if s.size == 0:
+        return np.zeros(0, np.int64)
+    by_score = np.argsort(-s)
+    ordered = s[by_score]
+    dense = np.empty(s.size, np.int64)
+    dense[by_score] = np.cumsum(np.r_[0, ordered[1:] != ordered[:-1]])
+    nscores, ndocs, nqueries = int(dense.max()) + 1, int(d.max()) + 1, int(q.max()) + 1
+    if nqueries * nscores * ndocs >= 2**62:
+        return np.lexsort((-d, -s, q))
+    return np.argsort((q * nscores + dense) * ndocs + (ndocs - 1 - d))  # (keys unique: no stability needed)

@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ranklens.data import Run
+from ranklens.data import Qrels, Run
 from ranklens.errors import InputError
 from ranklens.fusion.align import Aligned, align, rank_within
 from ranklens.fusion.methods import METHODS, Frame, Method
 from ranklens.fusion.normalise import check_norm, normalise
+from ranklens.fusion.trained import model_summary
 
-__all__ = ["Fused", "Prepared", "check_method", "fuse", "prepare", "resolve"]
+__all__ = ["Fused", "Prepared", "as_qrels", "check_method", "fuse", "prepare", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,14 @@ class Prepared:
     frame: Frame
     norm: str | None
 
-    def combine(self, method: str, weights: np.ndarray, params: Mapping[str, float]) -> np.ndarray:
-        return METHODS[method].apply(self.frame, weights, params)
+    def combine(self, method: str, weights: np.ndarray, params: Mapping[str, float], model: Any = None) -> np.ndarray:
+        """The fused score of every candidate (``model``: what a trained method learnt, see :meth:`train`)."""
+        return METHODS[method].apply(self.frame, weights, {**params, "model": model} if model is not None else params)
+
+    def train(self, method: str, qrels: Qrels, params: Mapping[str, float]) -> list[np.ndarray] | None:
+        """The model a trained method learns on ``qrels`` (None for an untrained method)."""
+        trainer = METHODS[method].trainer
+        return None if trainer is None else trainer(self.aligned, self.frame, qrels, params)
 
 
 def check_method(name: str) -> Method:
@@ -68,14 +75,15 @@ def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
     aligned = align(runs)
     bounds = aligned.bounds
     scores = aligned.scores
-    if canonical is not None:
-        scores = normalise(scores, bounds, rank_within(aligned.query, aligned.doc, scores), canonical)
+    if canonical is not None:  # (the rank-based normalisations read the ranks of the scores as given)
+        given = rank_within(aligned.query, aligned.doc, scores) if canonical in ("rank", "borda") else scores
+        scores = normalise(scores, bounds, given, canonical)
     present = ~np.isnan(scores)
     sizes = np.diff(bounds)
     retrieved = np.repeat(np.add.reduceat(present, bounds[:-1], axis=0), sizes, axis=0).astype(np.float64)
     frame = Frame(
         scores=scores,
-        ranks=rank_within(aligned.query, aligned.doc, scores),
+        ranker=lambda s: rank_within(aligned.query, aligned.doc, s),
         candidates=np.repeat(sizes, sizes).astype(np.float64),
         retrieved=retrieved,
         bounds=bounds,
@@ -117,6 +125,17 @@ def resolve(
     return w, resolved, notes
 
 
+def as_qrels(qrels: Any, method: str) -> Qrels:
+    """The training qrels of a trained ``method`` (a path, a dict or a :class:`Qrels`)."""
+    if qrels is None:
+        raise InputError(f"{method} is trained on qrels: give the training judgements (fuse --qrels FILE; compare --fuse {method}:qrels=FILE)")
+    if isinstance(qrels, Qrels):
+        return qrels
+    from ranklens.data.io import read_qrels
+
+    return read_qrels(qrels)
+
+
 def lacking_notes(aligned: Aligned) -> list[str]:
     """One note per run that lacks some of the union's queries (it contributes nothing to those)."""
     total = aligned.num_queries
@@ -134,6 +153,7 @@ def fuse(
     norm: str | None = "min-max",
     weights: Sequence[float] | None = None,
     params: Mapping[str, float] | None = None,
+    qrels: Any = None,
     name: str | None = None,
 ) -> Fused:
     """Fuse ``runs`` into one run: normalise each run's scores per query, then combine them.
@@ -141,16 +161,23 @@ def fuse(
     Method and normalisation names are ranx's (see :mod:`ranklens.fusion.methods` and
     :mod:`ranklens.fusion.normalise`); the default normalisation is ranx's (``min-max``). Runs over different
     query sets are fused over the union (a run contributes nothing to a query it lacks; a note says so).
+    The methods trained on qrels (``posfuse``, ``probfuse``, ``segfuse``, ``slidefuse``, ``bayesfuse``,
+    ``mapfuse``: :mod:`ranklens.fusion.trained`) learn their model on ``qrels`` (training judgements);
+    ``Fused.optimisation["model"]`` holds it.
 
     >>> a = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0}}, name="a")
     >>> b = Run.from_dict({"q1": {"d2": 9.0, "d3": 1.0}}, name="b")
     >>> fuse([a, b], "rrf", params={"k": 60}).run.to_dict()["q1"]["d2"] == 1 / 62 + 1 / 61
     True
     """
-    check_method(method)
+    spec = check_method(method)
     w, resolved, notes = resolve(method, len(runs), weights, params)
+    training = as_qrels(qrels, method) if spec.trainer is not None else None
+    if training is None and qrels is not None:
+        raise InputError(f"{method} is not trained on qrels (trained methods: {', '.join(trained_methods())}); drop the qrels")
     prepared = prepare(runs, norm)
-    score = prepared.combine(method, w, resolved)
+    model = prepared.train(method, training, resolved) if training is not None else None
+    score = prepared.combine(method, w, resolved, model)
     notes = lacking_notes(prepared.aligned) + notes
     return Fused(
         run=prepared.aligned.to_run(score, name or method),
@@ -159,4 +186,14 @@ def fuse(
         weights=tuple(float(x) for x in w) if METHODS[method].weighted else None,
         params=resolved,
         notes=tuple(notes),
+        optimisation={} if model is None else {"trained_on": training.source, "model": model_summary(model)},  # type: ignore[union-attr]
     )
+
+
+def trained_methods() -> list[str]:
+    """The methods trained on qrels.
+
+    >>> trained_methods()
+    ['posfuse', 'probfuse', 'segfuse', 'slidefuse', 'bayesfuse', 'mapfuse']
+    """
+    return [n for n, m in METHODS.items() if m.trainer is not None]

@@ -11,6 +11,8 @@ the candidate), the runs' 1-based ranks ``r`` and the weights ``w`` to one fused
 - ``bordafuse`` Σ over all runs of c − r + 1 for a retrieved candidate and (c − m + 1)/2 otherwise (c the
   query's candidates, m the run's retrieved documents); ``w_bordafuse`` the same weighted
 - ``condorcet``/``w_condorcet``: candidates sorted by pairwise (weighted) majority, scored c, c − 1, …
+- trained on qrels (:mod:`ranklens.fusion.trained`): ``posfuse``, ``probfuse`` (n_segments), ``segfuse``,
+  ``slidefuse`` (w), ``bayesfuse``, ``mapfuse``
 """
 
 from __future__ import annotations
@@ -18,51 +20,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cmp_to_key
+from typing import Any
 
 import numpy as np
 
+from ranklens.fusion.frame import Frame
+from ranklens.fusion.trained import TRAINED, Trainer
+
 __all__ = ["METHODS", "Frame", "Method"]
-
-
-@dataclass(frozen=True, eq=False)
-class Frame:
-    """What a method reads: normalised ``scores`` and ``ranks`` (candidates × runs, NaN where missing),
-    ``candidates`` (per candidate: its query's number of candidates), ``retrieved`` (per candidate and run:
-    how many documents the run retrieved for the query), ``bounds`` (each query's candidate rows)."""
-
-    scores: np.ndarray
-    ranks: np.ndarray
-    candidates: np.ndarray
-    retrieved: np.ndarray
-    bounds: np.ndarray
-
-    @property
-    def present(self) -> np.ndarray:
-        return ~np.isnan(self.scores)
-
-    @property
-    def filled(self) -> np.ndarray:
-        return np.where(self.present, self.scores, 0.0)
-
-    @property
-    def count(self) -> np.ndarray:
-        return self.present.sum(axis=1).astype(np.float64)
-
-    def by_rank(self, value: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """Σ over the retrieving runs of ``value(rank)``."""
-        ranks = np.where(self.present, self.ranks, 1.0)
-        return np.where(self.present, value(ranks), 0.0).sum(axis=1)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
 class Method:
     """A fusion method: its function, whether it takes weights, its parameters and their defaults (None:
-    required) and the grid ``--optimise`` searches for each parameter."""
+    required), the grid ``--optimise`` searches for each parameter and, for the methods trained on qrels, their
+    trainer (the model it learns reaches ``apply`` as ``params["model"]``)."""
 
-    apply: Callable[[Frame, np.ndarray, Mapping[str, float]], np.ndarray]
+    apply: Callable[[Frame, np.ndarray, Mapping[str, Any]], np.ndarray]
     weighted: bool = False
     params: Mapping[str, float | None] = field(default_factory=dict)
     grid: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    #: trained on qrels (``fuse(..., qrels=)``): how the method learns its model (None: untrained)
+    trainer: Trainer | None = None
 
 
 def _steps(low: float, high: float, step: float) -> tuple[float, ...]:
@@ -133,4 +112,15 @@ METHODS: dict[str, Method] = {
     "w_bordafuse": Method(lambda f, w, p: _borda_points(f) @ w, weighted=True),
     "condorcet": Method(lambda f, w, p: _condorcet(f, _ones(f))),
     "w_condorcet": Method(lambda f, w, p: _condorcet(f, w), weighted=True),
+    "posfuse": Method(TRAINED["posfuse"][1], trainer=TRAINED["posfuse"][0]),
+    "probfuse": Method(
+        TRAINED["probfuse"][1], trainer=TRAINED["probfuse"][0],
+        params={"n_segments": None}, grid={"n_segments": _steps(1, 100, 1)},
+    ),
+    "segfuse": Method(TRAINED["segfuse"][1], trainer=TRAINED["segfuse"][0]),
+    "slidefuse": Method(
+        TRAINED["slidefuse"][1], trainer=TRAINED["slidefuse"][0], params={"w": None}, grid={"w": _steps(1, 100, 1)},
+    ),
+    "bayesfuse": Method(TRAINED["bayesfuse"][1], trainer=TRAINED["bayesfuse"][0]),
+    "mapfuse": Method(TRAINED["mapfuse"][1], trainer=TRAINED["mapfuse"][0]),
 }

@@ -3,17 +3,58 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ranklens.backends import Choice
     from ranklens.engine.evaluator import Evaluator
+    from ranklens.engine.policy import EvalPolicy
     from ranklens.hooks import ProgressHook
     from ranklens.results import Results
 
-__all__ = ["gate_results", "saved_as_run"]
+__all__ = ["compiled_gate_results", "gate_results", "saved_as_run"]
+
+
+def compiled_gate_results(
+    qrels_path: str,
+    paths: Sequence[str],
+    measures: Sequence[Any],
+    policy: EvalPolicy,
+    *,
+    progress: ProgressHook | None = None,
+    engine: str = "memory",
+) -> tuple[list[Results] | None, Choice | None]:
+    """The Results of the run files ``paths`` from the compiled backend, when the dispatcher chooses it, without
+    reading the qrels into the reference engine at all (``ranklens gate``'s quick way: under the gate's default
+    ``missing="zero"`` every run's Results hold every qrels query, so they also give the gate its universe of
+    queries); else ``(None, choice)``, the choice to pass on to :func:`gate_results` (None: ask again).
+    Saved results, standard input, ``missing`` other than ``"zero"`` and Spark go the general way."""
+    from ranklens.results import looks_like_results
+
+    if policy.missing != "zero" or engine != "memory" or any(
+        p == "-" or (os.path.isfile(p) and looks_like_results(p)) for p in paths
+    ):
+        return None, None
+    from ranklens.backends import Choice, choose_backend, run_compiled
+    from ranklens.evaluation import compiled_results
+
+    choice = choose_backend(list(measures), policy, qrels_path, list(paths), note=False)
+    if choice.name != "compiled":
+        return None, None  # (the general way asks again, and says which backend ran)
+    out: list[Results] = []
+    for path in paths:
+        one: list[tuple[str | None, str]] = [(None, path)]
+        got = run_compiled(choice, functools.partial(compiled_results, qrels_path, one, list(measures), policy, progress))
+        if got is None:  # (it declined while reading, and said so: the reference evaluates every run)
+            return None, Choice("reference", "it takes everything", (("compiled", "it declined while reading"),))
+        out.append(got[0][0])
+    return out, choice
 
 
 def gate_results(
@@ -25,6 +66,7 @@ def gate_results(
     spark_master: str = "local[2]",
     qrels_path: str | None = None,
     policy: Any = None,
+    choice: Choice | None = None,
 ) -> Results:
     """The Results of the run at ``path`` (read whole, with the run format and columns of
     ``evaluator.policy``) or of the saved results there (:func:`saved_as_run`). A run that answers no qrels
@@ -35,7 +77,7 @@ def gate_results(
     ``qrels_path`` read with ``policy`` (its formats and column maps): the same Results as the in-memory
     engine's. Saved results are fitted to ``evaluator``'s qrels either way. Which backend evaluates a run
     file is :func:`ranklens.backends.choose_backend`'s choice, as for ``eval`` (the compiled one needs
-    ``qrels_path`` and a policy it declares: the gate's default ``missing="zero"`` is not one)."""
+    ``qrels_path``), unless ``choice`` gives it already (:func:`compiled_gate_results`)."""
     from ranklens.data.io import read_run
     from ranklens.engine.evaluator import nothing_evaluated
     from ranklens.evaluation import no_progress
@@ -46,7 +88,8 @@ def gate_results(
     from ranklens.backends import choose_backend, run_compiled
 
     policy = policy if policy is not None else evaluator.policy
-    choice = choose_backend(list(evaluator.measures), policy, qrels_path, [path], engine=engine)
+    if choice is None:
+        choice = choose_backend(list(evaluator.measures), policy, qrels_path, [path], engine=engine)
     if choice.name == "spark":
         from ranklens.spark.files import evaluate_run_paths
 

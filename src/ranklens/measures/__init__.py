@@ -11,6 +11,8 @@ from ranklens.measures.registry import families, get_family, register
 for _family in FAMILIES:
     register(_family)
 
+from ranklens.measures import agreement as _agreement  # noqa: E402,F401
+from ranklens.measures import cwl as _cwl  # noqa: E402,F401
 from ranklens.measures import rag as _rag  # noqa: E402,F401
 from ranklens.measures import trec_families as _trec_families  # noqa: E402,F401
 from ranklens.measures.diversity import DIVERSITY_FAMILIES  # noqa: E402

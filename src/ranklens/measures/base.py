@@ -253,6 +253,9 @@ class Family:
         for p in self.all_params:
             if p.name == name:
                 return p
+        for p in self.all_params:  # (the language lowercases names: C/W/L's goal is written T)
+            if p.name.lower() == name.lower():
+                return p
         known = [p.name for p in self.all_params]
         from ranklens.errors import did_you_mean
 
@@ -297,7 +300,7 @@ class Measure:
         values: dict[str, Any] = {}
         for key, raw in params.items():
             spec = family.param(key)
-            values[key] = spec.coerce(raw, family.name)
+            values[spec.name] = spec.coerce(raw, family.name)
         if cutoff is not None:
             if family.cutoff == "none":
                 raise MeasureError(f"{family.name} takes no cutoff; drop '@{cutoff}'")

@@ -410,6 +410,46 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         out.pop("deliveries_queued", None)
         return {"snapshot": out, "created": created}
 
+    @app.post("/api/v1/projects/{project}/ingest", dependencies=[Write], openapi_extra={"requestBody": _INGEST_BODY})
+    async def api_ingest_logs(project: str, request: Request) -> dict[str, Any]:
+        # production logs: {"impressions": [...], "events": [...]}, each event validated on its own
+        # (ranklens.monitor.ingest); the token, the body limit and the wrong-token throttle are the write
+        # routes' (RequestGate, BearerThrottle)
+        from starlette.concurrency import run_in_threadpool
+
+        from ranklens.monitor.ingest import store_batch, validate_batch
+
+        name = _project_path(project)
+        raw = await request.body()
+
+        def work() -> dict[str, Any]:
+            try:
+                body = _loads(raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise MonitorError(f"the body is not JSON: {exc}") from None
+            batch = validate_batch(body)  # before the write transaction: the database is held only to store
+            return db.write(lambda s: store_batch(s, name, batch))
+
+        return await run_in_threadpool(work)
+
+    @app.post("/api/v1/projects/{project}/windows/refresh", dependencies=[Write], openapi_extra={"requestBody": _REFRESH_BODY})
+    async def api_refresh_windows(project: str, request: Request) -> dict[str, Any]:
+        # recompute the per-window series from the stored logs (ranklens.monitor.production); the body may
+        # set the production settings: {"labels": {...}, "window": "1d", "label_delay": "24h", "measures": [...]}
+        from starlette.concurrency import run_in_threadpool
+
+        from ranklens.monitor.production import refresh_windows
+
+        raw = await request.body()
+        try:
+            body = _loads(raw) if raw.strip() else {}
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MonitorError(f"the body is not JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise MonitorError("the body must be a JSON object of production settings (or empty)")
+        name = _project_path(project)
+        return await run_in_threadpool(lambda: db.write(lambda s: refresh_windows(s, name, body)))
+
     @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201, response_model=DatasetCreated)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:
         out, created = monitor.add_dataset(_project_path(project), body)
@@ -492,7 +532,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-RuleId = Annotated[int, PathParam(ge=1, le=INT32_MAX)]  # the id column is 32-bit: beyond it is a 422, not a database error
+RuleId = Annotated[int, PathParam(ge=1, le=INT32_MAX)]
+
+# the bodies of the production-log routes, read by the routes themselves (each event is checked on its own,
+# ranklens.monitor.ingest): described here for the OpenAPI document
+_INGEST_BODY = {"required": True, "content": {"application/json": {"schema": {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "impressions": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "request": {"type": "string"}, "query": {"type": "string"}, "item": {"type": "string"},
+            "position": {"type": "integer", "minimum": 1}, "score": {"type": "number"},
+            "timestamp": {"type": ["string", "number"]}, "segment": {"type": "string"}, "system": {"type": "string"}}}},
+        "events": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "request": {"type": "string"}, "item": {"type": "string"}, "event": {"type": "string"},
+            "timestamp": {"type": ["string", "number"]}, "value": {"type": "number"}}}},
+    }}}}}
+_REFRESH_BODY = {"required": False, "content": {"application/json": {"schema": {
+    "type": "object", "additionalProperties": False,
+    "properties": {"labels": {"type": "object"}, "window": {"type": "string"}, "label_delay": {"type": "string"},
+                   "measures": {"type": "array", "items": {"type": "string"}}, "reference_window": {"type": ["string", "null"]}},
+    }}}}  # the id column is 32-bit: beyond it is a 422, not a database error
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -546,7 +605,7 @@ def _status_codes(method: str, path: str, op: dict[str, Any], private: set[str])
         codes[401] = "no or wrong token"
     if method != "GET":
         codes[413] = "the body is larger than the server's limit (--max-body)"
-    if "{project}" in path and (method == "GET" or "{rule_id}" in path or path.endswith("/runs")):
+    if "{project}" in path and (method == "GET" or "{rule_id}" in path or path.endswith(("/runs", "/windows/refresh"))):
         codes[404] = "no such project (or rule, snapshot, dataset, system)"
     if method == "POST" and path in _CREATED_OR_SAME and path != "/api/v1/projects":
         codes[409] = "the same id with different content is already stored"
@@ -575,6 +634,17 @@ def _plotly_path() -> Path | None:
         return None
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     return path if path.exists() else None
+
+
+def _loads(raw: bytes) -> Any:
+    """JSON from bytes: orjson when installed (several times faster on a batch of events), else json."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is optional
+        import json
+
+        return json.loads(raw)
+    return orjson.loads(raw)
 
 
 def _fmt_num(v: Any, digits: int = 4) -> str:

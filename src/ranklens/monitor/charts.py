@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-__all__ = ["ab_figures", "overview_figure", "segments_figure", "series_figure"]
+__all__ = ["ab_figures", "overview_figure", "production_figures", "segments_figure", "series_figure"]
 
 GOOD, BAD = "#2ca02c", "#d62728"
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
@@ -200,3 +200,54 @@ def ab_figures(page: dict[str, Any]) -> dict[str, dict[str, Any]]:
         ),
     }
     return figs
+
+
+def production_figures(page: dict[str, Any]) -> dict[str, Any]:
+    """The live page: one chart per measure (a line per segment × system; closed windows filled, provisional
+    ones hollow, the interval as error bars), score drift (PSI per window, flagged windows in red) and the
+    ingestion throughput (rows received per minute over the last hour)."""
+    figures: dict[str, Any] = {}
+    measures: list[str] = []
+    for w in page["windows"]:
+        if w["measure"] not in measures:
+            measures.append(w["measure"])
+    for mi, measure in enumerate(measures):
+        lines: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for w in page["windows"]:
+            if w["measure"] == measure and w["value"] is not None:
+                lines.setdefault((w["segment"], w["system"]), []).append(w)
+        data = []
+        for i, ((segment, system), points) in enumerate(sorted(lines.items())):
+            colour = COLOURS[i % len(COLOURS)]
+            data.append({
+                "type": "scatter", "mode": "lines+markers", "name": _t(f"{segment} · {system}"),
+                "x": [p["start"] for p in points], "y": [p["value"] for p in points],
+                "text": [_t(f"n = {p['n']}" + (", provisional" if p["provisional"] else "")) for p in points],
+                "error_y": {"type": "data", "symmetric": False, "color": _alpha(colour, 0.5),
+                            "array": [(p["ci"][1] - p["value"]) if p["ci"][1] is not None else 0 for p in points],
+                            "arrayminus": [(p["value"] - p["ci"][0]) if p["ci"][0] is not None else 0 for p in points]},
+                "marker": {"size": 8, "color": colour, "symbol": ["circle-open" if p["provisional"] else "circle" for p in points]},
+                "line": {"width": 1.5, "color": colour},
+            })
+        figures[f"live-{mi}"] = {"data": data, "layout": _layout(f"{measure} per window (hollow: provisional)", xaxis={"type": "date"})}
+    drift = [d for d in page["drift"] if d["what"] == "score" and d["psi"] is not None]
+    if drift:
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for d in drift:
+            groups.setdefault((d["segment"], d["system"]), []).append(d)
+        data = [{
+            "type": "scatter", "mode": "lines+markers", "name": _t(f"{segment} · {system}"),
+            "x": [d["start"] for d in rows], "y": [d["psi"] for d in rows],
+            "marker": {"size": 8, "color": [BAD if d["flag"] else COLOURS[i % len(COLOURS)] for d in rows]},
+            "line": {"width": 1, "color": COLOURS[i % len(COLOURS)]},
+        } for i, ((segment, system), rows) in enumerate(sorted(groups.items()))]
+        figures["drift"] = {"data": data, "layout": _layout("Score drift vs the reference window (PSI; red: flagged)",
+                                                             xaxis={"type": "date"}, yaxis={"rangemode": "tozero"})}
+    through = page["ingest"]["throughput"]
+    if through:
+        x = [t["minute"] for t in through]
+        figures["throughput"] = {"data": [
+            {"type": "bar", "name": "impressions", "x": x, "y": [t["impressions"] for t in through], "marker": {"color": COLOURS[0]}},
+            {"type": "bar", "name": "events", "x": x, "y": [t["events"] for t in through], "marker": {"color": COLOURS[4]}},
+        ], "layout": _layout("Received per minute (last hour)", barmode="group", xaxis={"type": "date"})}
+    return figures

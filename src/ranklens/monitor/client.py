@@ -155,6 +155,35 @@ class MonitorClient:
         out = self.request("POST", f"/api/v1/projects/{_q(project)}/snapshots", json_body=body)
         return {**out["snapshot"], "created": out["created"]}
 
+    def ingest(self, project: str, *, impressions: list[dict[str, Any]] | None = None,
+               events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Send one batch of production events (each with an ``id``; see :mod:`ranklens.production.events`).
+        Returns what was stored, repeated and refused (``rejected``: kind, index, id, field, reason)."""
+        body: dict[str, Any] = {}
+        if impressions:
+            body["impressions"] = impressions
+        if events:
+            body["events"] = events
+        return self.request("POST", f"/api/v1/projects/{_q(project)}/ingest", json_body=body)  # type: ignore[no-any-return]
+
+    def ingest_status(self, project: str) -> dict[str, Any]:
+        """Totals of the project's production logs: pending, orphan and clock-skew events, throughput."""
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/ingest")  # type: ignore[no-any-return]
+
+    def refresh_windows(self, project: str, **settings: Any) -> dict[str, Any]:
+        """Recompute the per-window series; ``settings`` (labels, window, label_delay, measures,
+        reference_window) update the project's production settings first."""
+        return self.request("POST", f"/api/v1/projects/{_q(project)}/windows/refresh", json_body=settings)  # type: ignore[no-any-return]
+
+    def production(self, project: str) -> dict[str, Any]:
+        """The live page's data: the current series, drift, alerts of the series and ingestion status."""
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/production")  # type: ignore[no-any-return]
+
+    def windows(self, project: str, *, history: bool = False, **filters: str) -> dict[str, Any]:
+        """The stored series (``history``: every revision)."""
+        params = {"history": "true" if history else "false", **filters}
+        return self.request("GET", f"/api/v1/projects/{_q(project)}/windows", params=params)  # type: ignore[no-any-return]
+
     def add_dataset(self, project: str, name: str, version: str, qrels: Any) -> dict[str, Any]:
         """Upload a qrels version (a dict, :class:`ranklens.Qrels`, frame or file path)."""
         from ranklens.data.io import read_qrels

@@ -8,7 +8,11 @@
               │      └─ snapshot_queries (per-query values, one JSON document per snapshot)
               ├─ rules ── rule_checks (one row per rule × snapshot × segment evaluated)
               ├─ alerts (firing → resolved; at most one open per rule × system × segment)
-              └─ webhooks ── deliveries ── delivery_attempts (the outbox and its log)
+              ├─ webhooks ── deliveries ── delivery_attempts (the outbox and its log)
+              ├─ ingest_impressions, ingest_events (production logs, idempotent by event id)
+              ├─ production_settings (label rules, window, measures of the per-window series)
+              ├─ window_refreshes ── window_values (every revision of every window's value), window_drift
+              └─ window_alerts (the drop and threshold checks of the per-window series)
 
 Times are stored as naive UTC and read back as aware UTC (:class:`UTCDateTime`), so SQLite and
 PostgreSQL behave the same. The schema is created and upgraded only by the Alembic migrations in
@@ -42,6 +46,9 @@ __all__ = [
     "Dataset",
     "Delivery",
     "DeliveryAttempt",
+    "IngestEvent",
+    "IngestImpression",
+    "ProductionSettings",
     "Project",
     "Rule",
     "RuleCheck",
@@ -51,6 +58,10 @@ __all__ = [
     "System",
     "UTCDateTime",
     "Webhook",
+    "WindowAlert",
+    "WindowDrift",
+    "WindowRefresh",
+    "WindowValue",
     "utcnow",
 ]
 
@@ -287,3 +298,141 @@ class DeliveryAttempt(Base):
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     duration_ms: Mapped[float] = mapped_column(Float)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# production logs (issue 29): impressions and engagement events, the per-window series and its revisions
+
+
+class IngestImpression(Base):
+    """One item shown in one response; ``event_id`` (the sender's, or derived from the content) is the
+    idempotency key within the project. Times are epoch seconds (``ts`` when shown, ``received`` when stored)."""
+
+    __tablename__ = "ingest_impressions"
+    __table_args__ = (
+        UniqueConstraint("project_id", "event_id"),
+        Index("ix_ingest_impressions_project_ts", "project_id", "ts"),
+        Index("ix_ingest_impressions_project_request_item", "project_id", "request", "item"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(128))
+    request: Mapped[str] = mapped_column(String(200))
+    query: Mapped[str] = mapped_column(String(200))
+    item: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    ts: Mapped[float] = mapped_column(Float)
+    segment: Mapped[str] = mapped_column(String(200), default="all")
+    system: Mapped[str] = mapped_column(String(200), default="all")
+    received: Mapped[float] = mapped_column(Float)
+
+
+class IngestEvent(Base):
+    """One engagement event (click, purchase, watch …) on a shown item, arriving any time after it."""
+
+    __tablename__ = "ingest_events"
+    __table_args__ = (
+        UniqueConstraint("project_id", "event_id"),
+        Index("ix_ingest_events_project_request_item", "project_id", "request", "item"),
+        Index("ix_ingest_events_project_ts", "project_id", "ts"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(128))
+    request: Mapped[str] = mapped_column(String(200))
+    item: Mapped[str] = mapped_column(String(200))
+    event: Mapped[str] = mapped_column(String(100))
+    ts: Mapped[float] = mapped_column(Float)
+    value: Mapped[float] = mapped_column(Float, default=1.0)
+    received: Mapped[float] = mapped_column(Float)
+
+
+class ProductionSettings(Base):
+    """How a project's per-window series is computed: the label rules (JSON of the TOML's tables), the window
+    width, the label delay, the measures (JSON list) and the drift reference window."""
+
+    __tablename__ = "production_settings"
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    rules: Mapped[str] = mapped_column(Text)
+    window: Mapped[str] = mapped_column(String(20))
+    label_delay: Mapped[str] = mapped_column(String(20))
+    measures: Mapped[str] = mapped_column(Text)
+    reference_window: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WindowRefresh(Base):
+    """One recomputation of the series: when, the data's ``as_of`` and the counts of what was not used (JSON)."""
+
+    __tablename__ = "window_refreshes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    as_of: Mapped[str] = mapped_column(String(40))
+    counts: Mapped[str] = mapped_column(Text)
+    revised: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class WindowValue(Base):
+    """One revision of one window × segment × system × measure; ``current`` marks the latest revision (a
+    refresh that finds a different value, interval, n or provisional flag adds a revision)."""
+
+    __tablename__ = "window_values"
+    __table_args__ = (
+        UniqueConstraint("project_id", "start", "segment", "system", "measure", "revision", name="uq_window_values_key"),
+        Index("ix_window_values_project_current", "project_id", "current"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    refresh_id: Mapped[int] = mapped_column(ForeignKey("window_refreshes.id", ondelete="CASCADE"))
+    start: Mapped[str] = mapped_column(String(40))
+    end: Mapped[str] = mapped_column(String(40))
+    segment: Mapped[str] = mapped_column(String(200))
+    system: Mapped[str] = mapped_column(String(200))
+    measure: Mapped[str] = mapped_column(String(200))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    n: Mapped[int] = mapped_column(Integer)
+    provisional: Mapped[bool] = mapped_column(Boolean)
+    revision: Mapped[int] = mapped_column(Integer)
+    current: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class WindowDrift(Base):
+    """The drift checks of the latest refresh (PSI, KS of scores and shown-item popularity)."""
+
+    __tablename__ = "window_drift"
+    __table_args__ = (UniqueConstraint("project_id", "start", "segment", "system", "what", name="uq_window_drift_key"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    start: Mapped[str] = mapped_column(String(40))
+    segment: Mapped[str] = mapped_column(String(200))
+    system: Mapped[str] = mapped_column(String(200))
+    what: Mapped[str] = mapped_column(String(20))
+    psi: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ks_p: Mapped[float | None] = mapped_column(Float, nullable=True)
+    flag: Mapped[bool] = mapped_column(Boolean)
+
+
+class WindowAlert(Base):
+    """A rule of the project breached by one window of the series (``firing`` until a later refresh finds the
+    window ok again: ``resolved``); one row per rule × window × segment × system × measure."""
+
+    __tablename__ = "window_alerts"
+    __table_args__ = (UniqueConstraint("project_id", "rule_id", "start", "segment", "system", "measure", name="uq_window_alerts_key"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    rule_id: Mapped[int] = mapped_column(ForeignKey("rules.id", ondelete="CASCADE"))
+    start: Mapped[str] = mapped_column(String(40))
+    segment: Mapped[str] = mapped_column(String(200))
+    system: Mapped[str] = mapped_column(String(200))
+    measure: Mapped[str] = mapped_column(String(200))
+    state: Mapped[str] = mapped_column(String(10))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reference: Mapped[float | None] = mapped_column(Float, nullable=True)
+    p: Mapped[float | None] = mapped_column(Float, nullable=True)
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -21,6 +21,8 @@ __all__ = [
     "AbPage",
     "AlertsPage",
     "DatasetsPage",
+    "IngestPage",
+    "ProductionPage",
     "OverviewPage",
     "ProjectsPage",
     "RulesPage",
@@ -30,6 +32,7 @@ __all__ = [
     "SnapshotPage",
     "SnapshotsPage",
     "WebhooksPage",
+    "WindowsPage",
 ]
 
 #: A JSON number: an int stays an int and a float a float (``float`` alone would turn ``1`` into ``1.0``).
@@ -443,6 +446,102 @@ class DatasetRow(_Read):
 class DatasetsPage(_Read):
     project: str
     datasets: list[DatasetRow]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# /api/v1/projects/{project}/ingest (production logs)
+
+
+class ThroughputRow(_Read):
+    minute: str
+    impressions: int
+    events: int
+
+
+class IngestPage(_Read):
+    project: str
+    impressions: int
+    requests: int
+    events: int
+    pending_events: int
+    orphan_events: int
+    clock_skew_events: int
+    first: str | None
+    as_of: str | None
+    label_delay: str
+    throughput: list[ThroughputRow]
+
+
+class WindowPoint(_Read):
+    """One revision of one window × segment × system × measure (``current`` and ``refresh`` with history)."""
+
+    start: str
+    end: str
+    segment: str
+    system: str
+    measure: str
+    value: Number | None
+    ci: list[Number | None]
+    n: int
+    provisional: bool
+    revision: int
+    current: bool | None = None
+    refresh: int | None = None
+
+
+class WindowsPage(_Read):
+    project: str
+    history: bool
+    windows: list[WindowPoint]
+
+
+class DriftPoint(_Read):
+    start: str
+    segment: str
+    system: str
+    what: str
+    psi: Number | None
+    ks_p: Number | None
+    flag: bool
+
+
+class WindowAlertRow(_Read):
+    rule: int
+    start: str
+    segment: str
+    system: str
+    measure: str
+    state: str
+    value: Number | None
+    reference: Number | None
+    p: Number | None
+    message: str
+
+
+class ProductionSettingsRow(_Read):
+    labels: dict[str, Any]
+    window: str
+    label_delay: str
+    measures: list[str]
+    reference_window: str | None
+
+
+class RefreshRow(_Read):
+    id: int
+    at: str
+    as_of: str
+    counts: dict[str, int]
+    revised: int
+
+
+class ProductionPage(_Read):
+    project: str
+    settings: ProductionSettingsRow | None
+    refreshed: RefreshRow | None
+    windows: list[WindowPoint]
+    drift: list[DriftPoint]
+    alerts: list[WindowAlertRow]
+    ingest: IngestPage
 
 
 # ---------------------------------------------------------------------------------------------------------

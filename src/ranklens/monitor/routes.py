@@ -11,7 +11,7 @@ can be called in-process::
     >>> SeriesQuery(measure="ndcg@10", since="2026-03-01T00:00:00Z").since.year
     2026
     >>> [p.api_path for p in PAGES if p.template is None]  # JSON only
-    ['/api/v1/projects/{project}/datasets']
+    ['/api/v1/projects/{project}/datasets', '/api/v1/projects/{project}/ingest', '/api/v1/projects/{project}/windows']
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ __all__ = [
     "SnapshotQuery",
     "SnapshotsQuery",
     "WebhooksQuery",
+    "WindowsQuery",
     "add_pages",
     "series_data",
     "set_project_settings",
@@ -184,6 +185,33 @@ def datasets_data(s: Session, q: NoQuery, *, project: str) -> Data:
     return views.datasets_view(s, project)
 
 
+def ingest_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    from ranklens.monitor.ingest import ingest_status
+
+    return ingest_status(s, project)
+
+
+class WindowsQuery(BaseModel):
+    """``history``: every revision of every window (oldest first), not only the current ones."""
+
+    history: bool = False
+    measure: QName | None = None
+    segment: QName | None = None
+    system: QName | None = None
+
+
+def windows_data(s: Session, q: WindowsQuery, *, project: str) -> Data:
+    from ranklens.monitor.production import windows_view
+
+    return windows_view(s, project, history=q.history, measure=q.measure, segment=q.segment, system=q.system)
+
+
+def production_data(s: Session, q: NoQuery, *, project: str) -> Data:
+    from ranklens.monitor.production import production_view
+
+    return production_view(s, project)
+
+
 def webhooks_data(s: Session, q: WebhooksQuery) -> Data:
     from ranklens.monitor.ssrf import redact_url
 
@@ -247,6 +275,13 @@ PAGES: tuple[Page, ...] = (
     # JSON write routes with the bearer token the user typed (kept in sessionStorage, never in a cookie)
     Page("/api/v1/projects/{project}/rules", "/projects/{project}/rules", "rules.html", NoQuery, rules_data, read_models.RulesPage),
     Page("/api/v1/projects/{project}/alerts", "/projects/{project}/alerts", "alerts.html", AlertsQuery, alerts_data, read_models.AlertsPage),
+    Page("/api/v1/projects/{project}/ingest", None, None, NoQuery, ingest_data, read_models.IngestPage),
+    Page("/api/v1/projects/{project}/windows", None, None, WindowsQuery, windows_data, read_models.WindowsPage),
+    # the live page: the per-window series of the production logs, drift and throughput
+    Page(
+        "/api/v1/projects/{project}/production", "/projects/{project}/production", "production.html", NoQuery, production_data,
+        read_models.ProductionPage, charts.production_figures,
+    ),
     Page("/api/v1/webhooks", "/webhooks", "webhooks.html", WebhooksQuery, webhooks_data, read_models.WebhooksPage, private=True),
 )
 

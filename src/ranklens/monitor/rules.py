@@ -58,6 +58,7 @@ __all__ = [
     "evaluate_rules",
     "find_same_rule",
     "monitor_scope_key",
+    "rule_json",
     "signed_change",
 ]
 
@@ -561,8 +562,6 @@ def edit_rule(s: Session, project: str, rule_id: int, patch: dict[str, Any]) -> 
     from ranklens.monitor.errors import Conflict, NotFound
     from ranklens.monitor.models import Project
     from ranklens.monitor.schemas import RuleIn
-    from ranklens.monitor.service import rule_json
-
     p = s.scalar(select(Project).where(Project.name == project))
     rule = s.get(Rule, rule_id) if 0 < rule_id < 2**63 else None
     if p is None or rule is None or rule.project_id != p.id:
@@ -601,3 +600,9 @@ def _system_named(s: Session, project_id: int, name: str) -> int:
         s.flush()
         sid = system.id
     return int(sid)
+
+
+def rule_json(rule: Rule, names: dict[int, str]) -> dict[str, Any]:
+    """A rule as the API shows it: its id, its fields as an edit takes them, and a description."""
+    fields = rule_fields(rule, names)
+    return {"id": rule.id, **fields, "name": rule.name, "description": describe_rule(rule, names)}

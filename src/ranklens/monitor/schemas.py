@@ -479,6 +479,7 @@ class SnapshotOut(_Out):
     source: str
     rules: list[RuleCheckOut] = []
     notes: list[Any] | None = None
+    note_data: list[dict[str, Any]] | None = None  # (the notes as data: kind, count and fields; a page words them)
 
 
 class SnapshotCreated(_Out):

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.orm import Session
 
-from ranklens.errors import InputError
+from ranklens.errors import InputError, Note
 from ranklens.monitor.coverage import (
     COVERAGE,
     coverage_counts,
@@ -53,7 +53,7 @@ from ranklens.monitor.rules import (
     ensure_coverage_rule,
     evaluate_rules,
     find_same_rule,
-    rule_fields,
+    rule_json,  # (re-exported: the views and the routes show rules through it)
 )
 from ranklens.monitor.schemas import (
     LIMITS,
@@ -528,6 +528,7 @@ class Monitor:
         data.dataset_id = dataset_id
         response, created = self.ingest_data(project, data, source="run")
         response["notes"] = run_json.get("notes", [])
+        response["note_data"] = [n.data() for n in results.notes if isinstance(n, Note)]  # (data, not words to parse)
         return response, created
 
     # -- rules and webhooks ---------------------------------------------------------------------------
@@ -651,9 +652,3 @@ def _dataset_json(d: Dataset) -> dict[str, Any]:
         "num_judgements": d.num_judgements,
         "created_at": iso(d.created_at),
     }
-
-
-def rule_json(rule: Rule, names: dict[int, str]) -> dict[str, Any]:
-    """A rule as the API shows it: its id, its fields as an edit takes them, and a description."""
-    fields = rule_fields(rule, names)
-    return {"id": rule.id, **fields, "name": rule.name, "description": describe_rule(rule, names)}

@@ -36,8 +36,8 @@ from ranklens.monitor.models import (
     Webhook,
 )
 from ranklens.monitor.readcache import BoundedCache
-from ranklens.monitor.rules import describe_rule, monitor_scope_key
-from ranklens.monitor.service import iso, rule_json
+from ranklens.monitor.rules import describe_rule, monitor_scope_key, rule_json
+from ranklens.monitor.service import iso
 
 __all__ = [
     "HEADLINE_MEASURES",

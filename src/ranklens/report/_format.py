@@ -8,7 +8,20 @@ from typing import Any
 
 from ranklens.comparison import Comparison, ComparisonRow
 
-__all__ = ["best", "better_than", "ci_text", "legend", "letters", "marker", "num", "pct", "pval", "signed"]
+__all__ = [
+    "best",
+    "better_than",
+    "ci_text",
+    "legend",
+    "letters",
+    "marker",
+    "num",
+    "pct",
+    "pval",
+    "row_heads",
+    "signed",
+    "summary_word",
+]
 
 UP, DOWN = "▲", "▼"  # significant after correction
 UP_RAW, DOWN_RAW = "△", "▽"  # significant before correction only
@@ -98,10 +111,41 @@ def legend(comparison: Comparison) -> str:
     }.get(o.get("test", ""), str(o.get("test")))
     if o.get("test") in ("tukey", "randomised-tukey"):  # its p-values already cover every pair of the family
         corr = "family-wise over all pairs, no further" if corr != "no" else corr
-    return (
+    aggregated = _aggregated(comparison)
+    paired = [m for m in getattr(comparison, "measures", ()) if not _is_system(m)]
+    if aggregated and len(aggregated) == len(paired):  # every paired row compares a median or percentile
+        kinds = sorted(set(aggregated.values()))
+        what = "medians" if kinds == ["median"] else f"aggregates ({', '.join(kinds)})"
+        return (
+            f"paired randomisation test of the difference of the {what}, "
+            f"{corr} correction, α = {comparison.alpha:g}; {level:g}% bootstrap percentile intervals of that "
+            "difference (system − baseline)"
+        )
+    text = (
         f"{test}, {corr} correction, α = {comparison.alpha:g}; "
         f"{level:g}% {o.get('ci', 't')} confidence intervals of the difference (system − baseline)"
     )
+    if aggregated:
+        text += (f"; {', '.join(aggregated)}: paired randomisation test and {level:g}% bootstrap percentile "
+                 "interval of the difference of that aggregate")
+    return text
+
+
+def _is_system(measure: str) -> bool:
+    from ranklens.comparison.rows import is_system
+
+    return is_system(measure)
+
+
+def _aggregated(comparison: Comparison) -> dict[str, str]:
+    """The measures compared by a median, percentile, minimum or maximum, with that aggregate."""
+    from ranklens.comparison.rows import aggregate_name
+
+    out = {}
+    for m in getattr(comparison, "measures", ()):
+        if not _is_system(m) and aggregate_name(m) != "mean":
+            out[m] = aggregate_name(m)
+    return out
 
 
 def best(values: list[float]) -> set[int]:
@@ -129,3 +173,26 @@ def stat_cells(r: Any, alpha: float) -> list[str]:
         f"{r.wins}/{r.ties}/{r.losses}",
         marker(r, alpha),
     ]
+
+
+def summary_word(comparison: Comparison) -> str:
+    """How the summary tables combine queries: ``Mean``, ``Median`` when every measure is a median, or
+    ``Mean (median for nDCG(agg=median)@10)`` when some are aggregated otherwise.
+
+    A measure compared by its median shows each system's median in the summary, never its mean.
+    """
+    aggregated = _aggregated(comparison)
+    paired = [m for m in comparison.measures if not _is_system(m)]
+    if aggregated and len(aggregated) == len(paired) and set(aggregated.values()) == {"median"}:
+        return "Median"
+    if aggregated:
+        return "Mean (" + ", ".join(f"{a} for {m}" for m, a in aggregated.items()) + ")"
+    return "Mean"
+
+
+def row_heads(rows: list[ComparisonRow]) -> tuple[str, str]:
+    """The headers of the two systems' values in a pairwise table: ``mean base``/``mean sys``, or with the
+    rows' own aggregate (``median base``/``median sys``) when every row compares one."""
+    kinds = {getattr(r, "aggregate", "mean") for r in rows}
+    agg = kinds.pop() if len(kinds) == 1 else "mean"
+    return f"{agg} base", f"{agg} sys"

@@ -110,10 +110,12 @@ def segment_figure(comparison: Comparison, measure: str) -> Figure:
             }
         )
     level = f"{100 * (1 - comparison.alpha):g}%"
+    aggs = {r.aggregate for r in comparison.rows if r.measure == measure}
+    what = "mean difference" if aggs in (set(), {"mean"}) else f"difference of the {'/'.join(sorted(aggs))}s"
     return {
         "data": traces,
         "layout": _layout(
-            f"{measure}: mean difference per segment with {level} CI", "segment", f"Δ {measure}", barmode="group"
+            f"{measure}: {what} per segment with {level} CI", "segment", f"Δ {measure}", barmode="group"
         ),
     }
 

@@ -20,7 +20,9 @@ from ranklens.report._format import (
     legend,
     letters,
     num,
+    row_heads,
     stat_cells,
+    summary_word,
 )
 
 __all__ = ["plotly_js", "render_html"]
@@ -167,7 +169,7 @@ def _summary_table(comparison: Comparison) -> str:
         for i, s in enumerate(comparison.systems)
     ]
     return (
-        f'<p class="meta">Mean over the {n} queries every system answered; bold: best per column; superscript '
+        f'<p class="meta">{_e(summary_word(comparison))} over the {n} queries every system answered; bold: best per column; superscript '
         "letters: significantly better than that system after correction.</p>"
         f'<table class="summary">{head}{"".join(rows)}</table>'
     )
@@ -177,7 +179,7 @@ def _pair_table(comparison: Comparison, rows: list[ComparisonRow], *, segment: b
     corr = comparison.options.get("correction", "holm")
     level = f"{100 * (1 - comparison.alpha):g}% CI"
     heads = (["segment"] if segment else []) + ["system", "baseline"]
-    nums = ["n", "mean base", "mean sys", "Δ", "Δ%", level, "p", f"p ({corr})", "d", "W/T/L", "sig"]
+    nums = ["n", *row_heads(rows), "Δ", "Δ%", level, "p", f"p ({corr})", "d", "W/T/L", "sig"]
     head = (
         "<tr>"
         + "".join(f'<th class="l">{h}</th>' for h in heads)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ranklens.comparison import Comparison
-from ranklens.report._format import best, better_than, legend, letters, num
+from ranklens.report._format import best, better_than, legend, letters, num, summary_word
 
 __all__ = ["latex_escape", "render_latex"]
 
@@ -64,7 +64,7 @@ def _table(comparison: Comparison, segment: str | None, digits: int, label: str)
     where = "all queries" if segment is None else f"segment {latex_escape(segment)}"
     how = latex_escape(legend(comparison).split(";")[0]).replace("α", r"$\alpha$")
     caption = (
-        f"Mean over the {n} queries every system answered ({where}). Bold: best per column. "
+        f"{latex_escape(summary_word(comparison))} over the {n} queries every system answered ({where}). Bold: best per column. "
         f"Superscript letters: significantly better than the system with that letter "
         f"({how})."
     )

@@ -13,7 +13,9 @@ from ranklens.report._format import (
     legend,
     letters,
     num,
+    row_heads,
     stat_cells,
+    summary_word,
 )
 
 __all__ = ["render_markdown"]
@@ -60,7 +62,7 @@ def _summary(comparison: Comparison, segment: str | None) -> list[str]:
     n = next((s.n for s in comparison.summary if s.segment == segment), 0)
     lines = [
         (
-            f"Mean over the {n} queries every system answered. "
+            f"{summary_word(comparison)} over the {n} queries every system answered. "
             "Superscript letters: significantly better than that system."
         ),
         "",
@@ -90,8 +92,7 @@ def _pairs(comparison: Comparison, rows: list[ComparisonRow], *, segment: bool) 
         "system",
         "baseline",
         "n",
-        "mean base",
-        "mean sys",
+        *row_heads(rows),
         "Δ",
         "Δ%",
         level,

@@ -6,7 +6,7 @@ import io
 from collections.abc import Sequence
 
 from ranklens.comparison import Comparison, ComparisonRow
-from ranklens.comparison.rows import is_system
+from ranklens.comparison.rows import aggregate_name, is_system
 from ranklens.report._format import (
     DOWN,
     DOWN_RAW,
@@ -49,8 +49,9 @@ def render_table(
     corr = comparison.options.get("correction", "holm")
     hidden: dict[str, None] = {}
 
-    def pairwise(title: str, rows: list[ComparisonRow], segment: bool) -> None:
-        names = _names(level, corr, segment=segment)
+    def pairwise(title: str, rows: list[ComparisonRow], segment: bool, agg: str = "mean") -> None:
+        names = _names(level, corr, segment=segment, agg=agg)
+        drop = [f"{agg} {d.split()[1]}" if d in ("mean base", "mean sys") else d for d in _DROP]
 
         def make(visible: Sequence[str]) -> Table:
             t = Table(title=title, title_justify="left")
@@ -61,18 +62,20 @@ def render_table(
                 t.add_row(*(cells[n] for n in visible), style=_style(r) if color else None)
             return t
 
-        table, dropped = drop_to_fit(con, width, make, names, [_label(d, level, corr) for d in _DROP])
+        table, dropped = drop_to_fit(con, width, make, names, [_label(d, level, corr) for d in drop])
         hidden.update(dict.fromkeys(dropped))
         con.print(table)
 
     for measure in comparison.measures:
         scope = "system-level (one value per run): no paired test, no p-value" if is_system(measure) else "all queries"
-        pairwise(f"{measure} — {scope}", comparison.select(measure=measure), segment=False)
+        agg = "mean" if is_system(measure) else aggregate_name(measure)
+        pairwise(f"{measure} — {scope}{_aggregate_words(agg)}", comparison.select(measure=measure), False, agg)
     if comparison.segments:
         for measure in comparison.measures:
             rows = comparison.select(measure=measure, overall=False)
             if rows:
-                pairwise(f"{measure} — per segment", rows, segment=True)
+                agg = aggregate_name(measure)
+                pairwise(f"{measure} — per segment{_aggregate_words(agg)}", rows, True, agg)
     if comparison.pareto:
         t = Table(title="cost–quality (lower cost is better)", title_justify="left")
         t.add_column("measure", overflow="fold")
@@ -120,9 +123,17 @@ def _label(name: str, level: str, corr: str) -> str:
     return level if name == "CI" else (f"p ({corr})" if name == "p (corr)" else name)
 
 
-def _names(level: str, corr: str, *, segment: bool) -> list[str]:
+def _aggregate_words(agg: str) -> str:
+    """What the rows of a measure aggregated by ``agg`` compare (nothing to add for the mean)."""
+    if agg == "mean":
+        return ""
+    what = "medians" if agg == "median" else f"{agg} values"
+    return f" (difference of {what}: paired randomisation test, bootstrap percentile interval)"
+
+
+def _names(level: str, corr: str, *, segment: bool, agg: str = "mean") -> list[str]:
     names = ["segment"] if segment else []
-    names += ["system", "baseline", "n", "mean base", "mean sys", "Δ", "Δ%", level, "p", f"p ({corr})", "d"]
+    names += ["system", "baseline", "n", f"{agg} base", f"{agg} sys", "Δ", "Δ%", level, "p", f"p ({corr})", "d"]
     names += ["W/T/L", ""]
     return names
 

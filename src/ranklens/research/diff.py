@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ranklens.engine.evaluator import Evaluator
+from ranklens.engine.evaluator import Evaluator, _as_run
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import InputError
 from ranklens.measures.base import Measure
@@ -67,11 +67,15 @@ class RunDiff:
     k: int
     p: float
     notes: list[str] = field(default_factory=list)
+    #: per run (``a``, ``b``): the qrels' queries it has no results for, and its queries the qrels do not judge
+    unanswered: dict[str, list[str]] = field(default_factory=dict)
+    not_in_qrels: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The ``ranklens diff -f json`` document."""
         out: dict[str, Any] = {
-            "k": self.k, "rbo_p": self.p, "queries_compared": len(self.compared),
+            "k": self.k, "rbo_p": self.p, "queries_compared": len(self.compared), "queries": self.compared,
+            "unanswered": self.unanswered, "not_in_qrels": self.not_in_qrels,
             "only_in_a": self.only_a, "only_in_b": self.only_b, "notes": self.notes, "measures": {},
         }
         for md in self.measures:
@@ -108,6 +112,7 @@ def diff_runs(qrels: Any, run_a: Any, run_b: Any, measures: Any, *, k: int = 10,
     if k < 1:
         raise InputError(f"diff: -k must be a positive integer; got {k}")
     ev = Evaluator(parsed, qrels, **options)
+    run_a, run_b = (_as_run(r, columns=ev.run_columns, format=ev.run_format) for r in (run_a, run_b))
     res_a, res_b = ev(run_a, warn=False), ev(run_b, warn=False)
     notes = [f"A: {n}" for n in res_a.notes] + [f"B: {n}" for n in res_b.notes]
     whole = Evaluator(parsed, qrels, **options)
@@ -137,7 +142,18 @@ def diff_runs(qrels: Any, run_a: Any, run_b: Any, measures: Any, *, k: int = 10,
             "rbo": rbo(da, sa, db, sb, k, p), "kendall_tau": kendall_tau(da, sa, db, sb, k),
             "entered": [d for d in db[:k] if d not in top_a], "left": [d for d in da[:k] if d not in top_b],
         }
-    return RunDiff(out, overlap, compared, only_a, only_b, k, p, notes)
+    judged = {str(q) for q in ev.qrels.query_ids.to_pylist()}
+    asked = {"a": {str(q) for q in run_a.query_ids.to_pylist()}, "b": {str(q) for q in run_b.query_ids.to_pylist()}}
+    unanswered = {r: sorted(judged - qs) for r, qs in asked.items()}
+    not_in_qrels = {r: sorted(qs - judged) for r, qs in asked.items()}
+    for r in ("a", "b"):
+        if unanswered[r]:
+            n = len(unanswered[r])
+            notes.append(f"{r.upper()} has no results for {n} qrels quer{'y' if n == 1 else 'ies'}{_listed(unanswered[r])}")
+        if not_in_qrels[r]:
+            n = len(not_in_qrels[r])
+            notes.append(f"{r.upper()} has {n} quer{'y' if n == 1 else 'ies'} the qrels do not judge{_listed(not_in_qrels[r])}")
+    return RunDiff(out, overlap, compared, only_a, only_b, k, p, notes, unanswered, not_in_qrels)
 
 
 def _listed(ids: list[str], most: int = 10) -> str:

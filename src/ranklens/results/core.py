@@ -8,14 +8,16 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pyarrow as pa
 
 from ranklens.errors import InputError, MeasureError, MissingDependencyError
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasureLike
+
+if TYPE_CHECKING:  # (pyarrow is imported by the methods that build Arrow tables: a gate or a compare needs none)
+    import pyarrow as pa
 
 __all__ = ["Layout", "QueryId", "Results", "aggregate"]
 
@@ -178,6 +180,8 @@ class Results:
 
     def _id_array(self, ids: Sequence[str]) -> pa.Array:
         """Query ids as an Arrow column of the type they were given (int64 for integer ids)."""
+        import pyarrow as pa
+
         if self.id_kind == "int":
             return pa.array([given_id(q) for q in ids])
         return pa.array(ids, pa.string())
@@ -187,6 +191,8 @@ class Results:
         (default): ``query_id`` then one float64 column per measure (canonical names); ``"long"``: the
         :meth:`to_long_arrow` table (``run, measure, query_id, value``, aggregates under a null query id
         when the ids are integers, else ``all``)."""
+        import pyarrow as pa
+
         if _layout(layout) == "long":
             return self.to_long_arrow()
         cols: dict[str, Any] = {"query_id": self._id_array(self.query_ids)}
@@ -197,6 +203,8 @@ class Results:
     def to_long_arrow(self) -> pa.Table:
         """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all`` (with
         integer ids: under a null query id, so the column keeps their type)."""
+        import pyarrow as pa
+
         n_q = self.values.shape[0]
         names = [str(m) for m in self.measures]
         keep = self._per_query_columns()  # (system-level measures: the "all" row only)
@@ -213,6 +221,8 @@ class Results:
         )
 
     def _long_ids(self, query_col: list[str], per_query_rows: int) -> pa.Array:
+        import pyarrow as pa
+
         if self.id_kind != "int":
             return pa.array(query_col, pa.string())
         return pa.array([given_id(q) for q in query_col[:per_query_rows]] + [None] * (len(query_col) - per_query_rows), pa.int64())
@@ -224,14 +234,20 @@ class Results:
         >>> import ranklens
         >>> res = ranklens.evaluate({1: {"a": 1}}, {1: {"a": 2.0}}, "P@1")
         >>> res.to_pandas().index.tolist(), res.to_pandas(layout="long")["query_id"].tolist()
-        ([1], [1.0, nan])
+        ([1], [1, <NA>])
+
+        Integer ids of the long layout are pandas' nullable ``Int64`` (the aggregate rows have none), never
+        float64 with NaN.
         """
         try:
-            import pandas  # noqa: F401
+            import pandas
         except ImportError:
             raise MissingDependencyError("pandas", "pandas", "Results.to_pandas()") from None
         if _layout(layout) == "long":
-            return self.to_long_arrow().to_pandas()
+            import pyarrow as pa
+
+            nullable = {pa.int64(): pandas.Int64Dtype()}
+            return self.to_long_arrow().to_pandas(types_mapper=nullable.get)
         return self.to_arrow().to_pandas().set_index("query_id")
 
     def to_polars(self, layout: Layout = "wide") -> Any:

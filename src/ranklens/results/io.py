@@ -9,13 +9,15 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
+
+if TYPE_CHECKING:  # (pyarrow only where a table is read or written: looks_like_results needs none)
+    import pyarrow as pa
 
 __all__ = ["looks_like_results", "read_results", "write_results"]
 
@@ -61,6 +63,7 @@ def write_results(
     if not directory.is_dir():
         raise FormatError(str(path), f"cannot write: no such directory {str(directory)!r}")
     if fmt == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         tables = [r.to_long_arrow() for r in items]
@@ -132,6 +135,7 @@ def read_results(path: str | os.PathLike[str]) -> list[Results]:
         except json.JSONDecodeError as e:
             raise FormatError(display, f"not valid JSON: {e.msg}", e.lineno) from None
         return _from_json(doc, display)
+    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     if _first_line(text) != ",".join(_LONG_COLUMNS):

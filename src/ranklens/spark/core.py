@@ -149,6 +149,10 @@ def evaluate(
         measures, Qrels.from_arrays([], [], [], label_kind=label_kind),
         policy=policy.replace(qrels_columns=None, run_columns=None, qrels_format=None, run_format=None),
     )
+    if policy.intents is not None:  # (the intent qrels would be re-read by every bucket's evaluator)
+        raise InputError(
+            "the intent-aware measures (--intents) are computed in memory: drop --engine spark (ranklens.evaluate)"
+        )
     own = [str(m) for m in probe.measures if m.get("judged_only")]
     if own:  # (one ranking per tie order on Spark; a measure's own judged_only would need another)
         raise InputError(

@@ -211,13 +211,13 @@ def evaluate_files(
     progress: Any = None,
 ) -> Any:
     """Evaluate run files against a qrels file on Spark, as ``ranklens eval --engine spark`` does: a
-    :class:`ranklens.evaluation.FileEvaluation` with the same Results, names and notes as the in-memory engine's
+    :class:`ranklens.results.files.FileEvaluation` with the same Results, names and notes as the in-memory engine's
     (``stream`` and ``progress`` are accepted for the same call shape and ignored: Spark reads in partitions).
 
     >>> evaluate_files("qrels.txt", [(None, "bm25.run")], ["nDCG@10"]).results[0].run  # doctest: +SKIP
     'bm25'
     """
-    from ranklens.evaluation import FileEvaluation, label_runs, pass_notes
+    from ranklens.results.files import FileEvaluation, label_runs, pass_notes
 
     notes: list[str] = []
 

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.stats._common import check_level, diffs, is_tie, scipy_special
+from ranklens.stats.student_t import t_isf, t_sf
 from ranklens.stats.types import Interval, TestResult
 
 __all__ = ["paired_t_test", "t_interval"]
@@ -38,7 +39,8 @@ def paired_t_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     if sd == 0.0:
         return TestResult("t", math.copysign(math.inf, mean), 0.0, n)
     t = mean / (sd / math.sqrt(n))
-    p = float(2.0 * scipy_special().stdtr(n - 1, -abs(t)))  # = scipy.stats.t.sf(|t|, n - 1)
+    tail = t_sf(abs(t), n - 1)  # (pure Python; scipy beyond its domain)
+    p = 2.0 * (tail if tail is not None else float(scipy_special().stdtr(n - 1, -abs(t))))  # = scipy.stats.t.sf(|t|, n - 1)
     return TestResult("t", t, min(1.0, p), n)
 
 
@@ -64,6 +66,8 @@ def t_interval(a: ArrayLike, b: ArrayLike, *, level: float = 0.95) -> Interval:
         return Interval(0.0, 0.0, level, "t")
     if n < 2:
         return Interval(math.nan, math.nan, level, "t")
-    quantile = float(scipy_special().stdtrit(n - 1, 0.5 + level / 2.0))  # = scipy.stats.t.ppf(…, n - 1)
+    quantile = t_isf(0.5 - level / 2.0, n - 1)  # = scipy.stats.t.isf(…, n - 1) (pure Python; scipy beyond)
+    if quantile is None:
+        quantile = float(scipy_special().stdtrit(n - 1, 0.5 + level / 2.0))
     half = quantile * float(np.std(d, ddof=1)) / math.sqrt(n)
     return Interval(mean - half, mean + half, level, "t")

@@ -10,7 +10,6 @@ every ``unj*`` value and ``rbp_resid``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,26 +21,11 @@ from ranklens.engine.kernels._common import segment_cumsum
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
 from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["QueryValues", "compute", "relstrings"]
 
 _RESET_EXACT = frozenset({"num_ret", "utility", "rbp_resid"})
-
-
-@dataclass(frozen=True)
-class QueryValues:
-    """The values of every printed column, one entry per evaluated query (``query_ids`` order).
-
-    ``numbers`` maps a printed name to a float64 vector; ``texts`` maps a ``relstring`` column to its
-    strings. ``placeholder`` marks the queries evaluated against the placeholder document (``-c``).
-    """
-
-    query_ids: list[str]
-    numbers: dict[str, np.ndarray] = field(default_factory=dict)
-    texts: dict[str, list[str]] = field(default_factory=dict)
-    placeholder: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    logged: frozenset[str] = frozenset()
-    """geometric-mean columns already holding ``log(max(v, 1e-5))`` (``-Z``; see :mod:`.zscores`)"""
 
 
 def compute(
@@ -53,9 +37,11 @@ def compute(
     judged_only: bool = False,
     max_docs: int | None = None,
     rel_level: int = 1,
+    skip: frozenset[str] = frozenset(),
 ) -> QueryValues:
     """Align ``run`` with ``qrels`` (queries of both) and compute every selected column (``rel_level``
-    is ``-l``, which the measures already carry; ``yaap`` has no ranklens measure and takes it here)."""
+    is ``-l``, which the measures already carry; ``yaap`` has no ranklens measure and takes it here). The
+    printed columns in ``skip`` are left out (another backend computed them)."""
     lists, _ = align(qrels, run, query_set="intersect", judged_only=judged_only, max_docs=max_docs)
     query_ids = lists.query_ids.to_pylist()
     placeholder = np.isin(np.asarray(query_ids, dtype=object), np.asarray(list(placeholder_queries), dtype=object))
@@ -66,6 +52,8 @@ def compute(
         if sel.entry.value == "runid":
             continue
         for printed, m in sel.columns:
+            if printed in skip:
+                continue
             if sel.entry.name == "yaap":
                 numbers[printed] = yaap(lists, rel_level)
                 continue

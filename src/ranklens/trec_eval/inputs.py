@@ -14,7 +14,6 @@ ignored, scores as float64, duplicates fatal). Two things are trec_eval-specific
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pyarrow.compute as pc
@@ -23,10 +22,9 @@ from ranklens.data._arrow import from_numpy, string_array, to_numpy
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.placeholder import PLACEHOLDER_DOC, with_placeholders
+from ranklens.trec_eval.run_tag import last_run_tag, last_tag
 
 __all__ = ["PLACEHOLDER_DOC", "last_run_tag", "load", "missing_queries", "with_placeholders"]
-
-_TAIL = 1 << 16
 
 
 def load(qrels_path: str, run_path: str) -> tuple[Qrels, Run, str]:
@@ -54,7 +52,7 @@ def load_run(run_path: str) -> tuple[Run, str]:
     if len(columns.query_id) == 0:  # type: ignore[arg-type]
         raise no_rows(RUN, display)
     run = to_run(columns, display, columns.tag or "run")
-    return run, _last_tag(data.splitlines()) or run.name
+    return run, last_tag(data.splitlines()) or run.name
 
 
 def only_query(qrels: Qrels, query_id: str) -> Qrels | None:
@@ -68,34 +66,6 @@ def only_query(qrels: Qrels, query_id: str) -> Qrels | None:
         qrels.label[rows],
         source=qrels.source,
     )
-
-
-def last_run_tag(path: str | os.PathLike[str]) -> str:
-    """The sixth column of the last non-blank, non-comment line of a TREC run ('' if there is none)."""
-    with Path(path).open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        size = fh.tell()
-        step = _TAIL
-        while True:
-            start = max(0, size - step)
-            fh.seek(start)
-            chunk = fh.read(size - start)
-            lines = chunk.splitlines()
-            if start > 0:
-                lines = lines[1:]  # may be a partial line
-            tag = _last_tag(lines)
-            if tag is not None or start == 0:
-                return tag or ""
-            step *= 4
-
-
-def _last_tag(lines: list[bytes]) -> str | None:
-    """The tag of the last content line of ``lines``; None when every line is blank or a comment."""
-    for line in reversed(lines):
-        fields = line.split()
-        if fields and not fields[0].startswith(b"#"):
-            return fields[5].decode("utf-8", "replace") if len(fields) > 5 else ""
-    return None
 
 
 def missing_queries(qrels: Qrels, run: Run) -> np.ndarray:

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ranklens.results.core import MIN_GEO_MEAN
-from ranklens.trec_eval.compute import QueryValues
 from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["format_float", "query_lines", "summary_lines"]
 

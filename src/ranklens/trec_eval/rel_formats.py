@@ -22,9 +22,9 @@ import numpy as np
 
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
-from ranklens.trec_eval.compute import QueryValues
 from ranklens.trec_eval.inputs import PLACEHOLDER_DOC
-from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.select import Selected, foreign_measure
+from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["Judgments", "compute_other", "foreign_measure", "read_judgments"]
 
@@ -52,15 +52,6 @@ def read_judgments(path: str, rel_format: str) -> Judgments:
         raise FormatError(path, f"expected at least one judgement ({rel_format} line), found none")
     ordered = {q: by_query[q] for q in sorted(by_query, key=lambda q: q.encode("utf-8", "surrogateescape"))}
     return Judgments(rel_format, ordered)
-
-
-def foreign_measure(selected: Sequence[Selected], rel_format: str) -> str | None:
-    """The first selected measure that cannot be computed from ``rel_format`` input, if any."""
-    family = "prefs" if rel_format in ("prefs", "qrels_prefs") else rel_format
-    for sel in selected:
-        if sel.entry.rel_format is not None and sel.entry.rel_format != family:
-            return sel.entry.name
-    return None
 
 
 def compute_other(

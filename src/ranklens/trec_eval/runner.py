@@ -8,6 +8,13 @@ The flow mirrors ``trec_eval.c`` (v10.0):
    queries before it (trec_eval prints as it goes); with ``-c`` it is ranked against a placeholder
    document. Run queries absent from the qrels are ignored;
 3. print the ``-q`` lines, then (unless ``-n``) the ``all`` lines.
+
+The values of the measures the compiled backend declares (``map``, ``map_cut``, ``ndcg``, ``ndcg_cut``, ``P``,
+``recall``, ``recip_rank`` at trec_eval's parameters) come from it when the dispatcher chooses it
+(:func:`ranklens.backends.choose_backend`; not with ``-J``, ``-M``, ``-D``, another ``-R`` or a run on standard
+input); the other measures from the reference kernels (:mod:`.compute`), both into one :class:`QueryValues`
+printed once. When every selected measure is compiled, the reference engine is not imported at all.
+``RANKLENS_BACKEND=reference`` computes everything on the reference; ``RANKLENS_DEBUG=1`` says which ran.
 """
 
 from __future__ import annotations
@@ -17,13 +24,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ranklens.data._arrow import from_numpy
 from ranklens.errors import RanklensError
-from ranklens.trec_eval import inputs, rel_formats
-from ranklens.trec_eval.compute import QueryValues, compute
 from ranklens.trec_eval.output import query_lines, summary_lines
-from ranklens.trec_eval.select import Selected, TrecUsageError, select
+from ranklens.trec_eval.select import Selected, TrecUsageError, foreign_measure, select
+from ranklens.trec_eval.values import QueryValues
 from ranklens.trec_eval.zscores import Reference, read_zscores, standardise
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ranklens.measures.base import Measure
 
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
@@ -77,7 +86,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
     except TrecUsageError as exc:
         return TrecEvalResult("", exc.message + "\n", exc.status)
-    foreign = rel_formats.foreign_measure(selected, options.rel_format)
+    foreign = foreign_measure(selected, options.rel_format)
     if foreign is not None:
         return TrecEvalResult(
             "",
@@ -90,6 +99,20 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     max_docs = None if options.max_docs is None else max(options.max_docs, 0)
     try:
         reference = read_zscores(options.zscores) if options.zscores else None
+    except (RanklensError, OSError, EOFError, zlib.error) as exc:
+        return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
+    quick = _compiled_values(options, selected, max_docs)
+    if quick is not None and quick[2]:  # (every selected measure compiled: no reference engine)
+        from ranklens.trec_eval.run_tag import last_run_tag
+
+        query_ids, numbers, _, tag = quick
+        values = QueryValues(query_ids, numbers, {}, np.zeros(len(query_ids), dtype=bool))
+        return _render(options, selected, values, last_run_tag(options.run) or tag, reference, None, None)
+    from ranklens.data._arrow import from_numpy
+    from ranklens.trec_eval import inputs
+    from ranklens.trec_eval.compute import compute
+
+    try:
         qrels, run, runid = inputs.load(options.qrels, options.run)
     except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
@@ -103,6 +126,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     missing_ids = qrels.query_ids.filter(from_numpy(missing)).to_pylist() if missing.any() else []
     if missing_ids and options.complete:
         run = inputs.with_placeholders(run, missing_ids)
+    compiled = quick[1] if quick is not None else {}
     try:
         values = compute(
             qrels,
@@ -112,16 +136,75 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
             judged_only=options.judged_only,
             max_docs=max_docs,
             rel_level=options.rel_level,
+            skip=frozenset(compiled),
         )
     except RanklensError as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
+    if compiled:
+        if quick is not None and quick[0] == values.query_ids:
+            values = replace(values, numbers={**values.numbers, **compiled})
+        else:  # (the two backends evaluated other queries: never expected; the reference computes all)
+            values = compute(qrels, run, selected, placeholder_queries=missing_ids if options.complete else (),
+                             judged_only=options.judged_only, max_docs=max_docs, rel_level=options.rel_level)
     first = int(np.flatnonzero(missing)[0]) if missing_ids and not options.complete else None
     stop = None if first is None else qrels.query_ids[first].as_py()
     return _render(options, selected, values, runid, reference, stop, first)
 
 
+#: printed columns trec_eval clears for a -c placeholder query (:mod:`.compute`): the reference's
+_RESET_EXACT = frozenset({"num_ret", "utility", "rbp_resid"})
+
+
+def _compiled_values(
+    options: TrecEvalOptions, selected: list[Selected], max_docs: int | None
+) -> tuple[list[str], dict[str, np.ndarray], bool, str] | None:
+    """``(query ids, {printed column: values}, every column compiled, run tag)`` of the columns whose measure
+    the compiled backend declares, when the dispatcher chooses it and it reads the files; else None (the
+    reference computes every column). Without ``-c``, a qrels query the run lacks makes trec_eval stop there
+    (the reference says where), so the compiled values are not used."""
+    if options.debug_query is not None or options.judged_only or max_docs is not None or options.run == "-":
+        return None
+    from ranklens.express import measures_declined
+
+    cols: list[tuple[str, Measure]] = []
+    every = True
+    for sel in selected:
+        if sel.entry.value == "runid":
+            continue
+        for printed, m in sel.columns:
+            takes = (
+                m is not None and sel.entry.name != "yaap" and printed not in _RESET_EXACT
+                and not printed.startswith("unj") and measures_declined([m]) is None
+            )
+            if takes:
+                cols.append((printed, m))  # type: ignore[arg-type]
+            every = every and takes
+    if not cols:
+        return None
+    from ranklens.backends import Choice, choose_backend, compiled_results, debug_note, run_compiled
+    from ranklens.engine.policy import EvalPolicy
+
+    policy = EvalPolicy(missing="zero" if options.complete else "skip")
+    measures = list(dict.fromkeys(m for _, m in cols))
+    choice = choose_backend(measures, policy, options.qrels, [options.run])
+    got = run_compiled(
+        choice, lambda why: compiled_results(options.qrels, [(None, options.run)], measures, policy, None, why)
+    )
+    if got is None:
+        return None
+    res = got[0][0]
+    if not options.complete and any(getattr(n, "kind", None) == "qrels_only_queries" for n in res.notes):
+        debug_note(Choice("reference", "trec_eval stops at the first qrels query the run lacks (no -c)"))
+        return None  # (a Note: the compiled pass counted qrels queries the run lacks)
+    if not every:
+        debug_note(Choice("reference", f"the measures the compiled backend does not declare ({len(cols)} columns compiled)"))
+    where = {m: j for j, m in enumerate(res.measures)}
+    return list(res.query_ids), {p: res.values[:, where[m]] for p, m in cols}, every, res.run
+
+
 def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> TrecEvalResult:
     """``-R qrels_jg``, ``prefs`` or ``qrels_prefs``: the same main loop over per-query measures."""
+    from ranklens.trec_eval import inputs, rel_formats
     max_docs = None if options.max_docs is None else max(options.max_docs, 0)
     try:
         reference = read_zscores(options.zscores) if options.zscores else None

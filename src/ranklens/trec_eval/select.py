@@ -19,7 +19,7 @@ from ranklens.measures.trec_names import lookup
 from ranklens.trec_eval.c_numbers import cutoffs_as_atol
 from ranklens.trec_eval.table import NICKNAMES, TABLE, TrecMeasure
 
-__all__ = ["Selected", "TrecUsageError", "select"]
+__all__ = ["Selected", "TrecUsageError", "foreign_measure", "select"]
 
 DEFAULT_RELSTRING_LEN = 10
 
@@ -121,3 +121,12 @@ def _with_options(m: Measure, rel_level: int, num_docs: int) -> Measure:
     if "num_docs" in names:
         defaults["num_docs"] = num_docs
     return m.with_defaults(**defaults) if defaults else m
+
+
+def foreign_measure(selected: Sequence[Selected], rel_format: str) -> str | None:
+    """The first selected measure that cannot be computed from ``rel_format`` input, if any."""
+    family = "prefs" if rel_format in ("prefs", "qrels_prefs") else rel_format
+    for sel in selected:
+        if sel.entry.rel_format is not None and sel.entry.rel_format != family:
+            return sel.entry.name
+    return None

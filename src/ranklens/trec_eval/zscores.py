@@ -19,7 +19,7 @@ import numpy as np
 
 from ranklens.errors import FormatError
 from ranklens.results.core import MIN_GEO_MEAN
-from ranklens.trec_eval.compute import QueryValues
+from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["MISSING", "Reference", "read_zscores", "standardise"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ranklens.engine.kernels import binary, cascade, dcg, incomplete, rag, recsys, trec_extra
+from ranklens.engine.kernels import agreement, binary, cascade, cwl, dcg, incomplete, rag, recsys, trec_extra
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
@@ -44,6 +44,8 @@ KERNELS: dict[str, Kernel] = {
 }
 KERNELS.update(trec_extra.TREC_KERNELS)
 KERNELS.update(rag.RAG_KERNELS)
+KERNELS.update(cwl.CWL_KERNELS)
+KERNELS.update(agreement.AGREEMENT_KERNELS)
 
 
 def register_kernel(family: str, kernel: Kernel) -> None:

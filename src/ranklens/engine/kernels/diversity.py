@@ -33,6 +33,9 @@ class IntentPairs:
     pair_intent: np.ndarray
     """global (query, intent) code of each (candidate, intent) pair"""
     num_intents: int
+    intent_query: np.ndarray
+    """query of each (query, intent) code: the intents a query has (S, ndeval's actual subtopics) are those
+    with a relevant document"""
 
 
 def alpha_dcg_rows(pairs_row: np.ndarray, pairs_intent: np.ndarray, num_rows: int, alpha: float) -> np.ndarray:
@@ -59,12 +62,20 @@ def greedy_ideal_gains(
     """(queries × k) marginal gains of the greedy ideal; candidates sorted by (query, doc id ascending).
 
     Each step picks, in every query at once, the unused candidate with the largest marginal gain
-    Σ_{its intents} (1 − α)^{times covered so far}; equal gains (to 12 decimals) go to the smaller doc id.
+    Σ_{its intents} (1 − α)^{times covered so far}; equal gains (to 12 decimals) go to the larger doc id in
+    byte order, as ndeval's ``idealResult`` breaks them.
 
     >>> # spec §7.10: candidates d1{i1,i2}, d2{i1}, d3{i3}, d5{i2,i3} of one query
     >>> greedy_ideal_gains(np.zeros(4, int), np.array([0, 0, 1, 2, 3, 3]), np.array([0, 1, 0, 2, 1, 2]),
     ...                    1, 3, 5, 0.5).tolist()
     [[2.0, 1.5, 0.5, 0.5, 0.0]]
+
+    A tie that matters: a{i1, i3}, b{i1}, c{i0, i2}, d{i0, i3}, α = 0.5. a, c and d tie at 2; ndeval takes d,
+    then c and a tie at 1.5 and c is taken: 2, 1.5, 1.5, 0.5 (the smallest id first would give 2, 2, 1, 0.5).
+
+    >>> greedy_ideal_gains(np.zeros(4, int), np.array([0, 0, 1, 2, 2, 3, 3]), np.array([1, 3, 1, 0, 2, 0, 3]),
+    ...                    1, 4, 4, 0.5).tolist()
+    [[2.0, 1.5, 1.5, 0.5]]
     """
     out = np.zeros((num_queries, k))
     ncand = cand_query.shape[0]
@@ -82,9 +93,9 @@ def greedy_ideal_gains(
         if not (best > 0).any():
             break
         is_best = (key == best[segment]) & (key > 0)
-        chosen_all = np.flatnonzero(is_best)
-        _, first = np.unique(cand_query[chosen_all], return_index=True)
-        chosen = chosen_all[first]
+        chosen_all = np.flatnonzero(is_best)  # (ascending: the last of each query is its largest doc id)
+        last = np.append(cand_query[chosen_all][1:] != cand_query[chosen_all][:-1], True)
+        chosen = chosen_all[last]
         out[cand_query[chosen], rank] = gain[chosen]
         used[chosen] = True
         picked = np.isin(pair_cand, chosen)

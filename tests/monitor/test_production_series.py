@@ -1,0 +1,122 @@
+"""Issue 29: the per-window series stored with its revision history (``/production``, ``/windows/refresh``,
+``/windows?history=``), computed by the function behind ``ranklens windows``."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from .conftest import TOKEN
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+DAY = 86400
+T0 = 1767571200  # 2026-01-05T00:00:00Z
+RULES = {"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0}
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Any]:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from fastapi.testclient import TestClient
+
+    from ranklens.monitor.app import Settings, create_app
+
+    settings = Settings(db_url=f"sqlite:///{tmp_path / 'p.db'}", token=TOKEN, run_worker=False, read_rate="off")
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def _imp(request: str, item: str, pos: int, ts: float, segment: str = "all") -> dict[str, Any]:
+    return {"id": f"{request}-{item}", "request": request, "query": request, "item": item, "position": pos,
+            "score": 10.0 - pos, "timestamp": ts, "segment": segment}
+
+
+def _click(request: str, item: str, ts: float) -> dict[str, Any]:
+    return {"id": f"c-{request}-{item}", "request": request, "item": item, "event": "click", "timestamp": ts}
+
+
+def test_late_events_revise_the_provisional_window(app: Any) -> None:
+    # day 1: r1 shows a, b; b clicked. Labels per request (query = request): b relevant → nDCG@10 = 1/log2(3)
+    imps = [_imp("r1", "a", 1, T0 + 3600), _imp("r1", "b", 2, T0 + 3600), _imp("r2", "a", 1, T0 + DAY + 60)]
+    app.post("/api/v1/projects/p/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700)]}, headers=AUTH)
+    first = app.post("/api/v1/projects/p/windows/refresh", json={"labels": RULES, "window": "1d", "label_delay": "24h",
+                                                                 "measures": ["nDCG@10"]}, headers=AUTH)
+    assert first.status_code == 200, first.text
+    assert first.json()["added"] == 2 and first.json()["revised"] == 0
+    w, day2 = app.get("/api/v1/projects/p/windows", headers=AUTH).json()["windows"]
+    assert day2["value"] == 0.0 and day2["n"] == 1  # r2: nothing clicked, everything graded 0
+    assert w["start"] == "2026-01-05T00:00:00Z" and w["provisional"] is True and w["revision"] == 1
+    assert w["value"] == pytest.approx(1 / math.log2(3), abs=1e-12) and w["n"] == 1
+    # a late click on a (inside its 24 h label window): both relevant → nDCG@10 = 1, a second revision
+    app.post("/api/v1/projects/p/ingest", json={"events": [_click("r1", "a", T0 + 5 * 3600)]}, headers=AUTH)
+    second = app.post("/api/v1/projects/p/windows/refresh", headers=AUTH).json()
+    assert second["revised"] == 1
+    w, _ = app.get("/api/v1/projects/p/windows", headers=AUTH).json()["windows"]
+    assert w["value"] == pytest.approx(1.0, abs=1e-12) and w["revision"] == 2
+    history = app.get("/api/v1/projects/p/windows", params={"history": "true"}, headers=AUTH).json()["windows"][:2]
+    assert [(h["revision"], h["current"], round(h["value"], 6)) for h in history] == [(1, False, round(1 / math.log2(3), 6)), (2, True, 1.0)]
+    # an unchanged refresh adds no revision
+    assert app.post("/api/v1/projects/p/windows/refresh", headers=AUTH).json()["revised"] == 0
+    # time moves on (an impression 2 days later): the day-1 window's label window closes → no longer provisional
+    app.post("/api/v1/projects/p/ingest", json={"impressions": [_imp("r3", "a", 1, T0 + 2 * DAY + 10)],
+                                                "events": [_click("r3", "a", T0 + 2 * DAY + 20)]}, headers=AUTH)
+    app.post("/api/v1/projects/p/windows/refresh", headers=AUTH)
+    rows = {r["start"]: r for r in app.get("/api/v1/projects/p/production", headers=AUTH).json()["windows"]}
+    assert rows["2026-01-05T00:00:00Z"]["provisional"] is False and rows["2026-01-05T00:00:00Z"]["revision"] == 3
+    assert rows["2026-01-07T00:00:00Z"]["provisional"] is True
+
+
+def test_refresh_needs_settings_and_data(app: Any) -> None:
+    app.post("/api/v1/projects/q/ingest", json={"impressions": [_imp("r1", "a", 1, T0)]}, headers=AUTH)
+    r = app.post("/api/v1/projects/q/windows/refresh", headers=AUTH)
+    assert r.status_code == 400 and "labels" in r.json()["error"]["message"]
+    r = app.post("/api/v1/projects/q/windows/refresh", json={"labels": RULES, "measures": ["nDGC@10"]}, headers=AUTH)
+    assert r.status_code == 400 and "did you mean 'nDCG@10'" in r.json()["error"]["message"]
+    r = app.post("/api/v1/projects/q/windows/refresh", json={"labels": RULES, "window": "soon"}, headers=AUTH)
+    assert r.status_code == 400 and "duration" in r.json()["error"]["message"]
+    assert app.post("/api/v1/projects/q/windows/refresh", json={"labels": RULES}).status_code == 401
+
+
+def test_the_stored_series_is_what_ranklens_windows_prints(app: Any, tmp_path: Path) -> None:
+    """One engine: the server's series equals the command's JSON on the same logs."""
+    import numpy as np
+
+    from ranklens.cli.main import cli
+
+    rng = np.random.default_rng(7)
+    imps, clicks = [], []
+    for r in range(120):
+        ts = T0 + int(r * 1800)
+        seg = "books" if r % 3 else "toys"
+        for p in range(1, 6):
+            imps.append({**_imp(f"r{r}", f"d{(r + p) % 9}", p, ts, seg), "score": float(rng.normal())})
+            if rng.random() < 0.5 / p:
+                clicks.append(_click(f"r{r}", f"d{(r + p) % 9}", ts + 120))
+    app.post("/api/v1/projects/same/ingest", json={"impressions": imps, "events": clicks}, headers=AUTH)
+    settings = {"labels": RULES, "window": "1d", "label_delay": "6h", "measures": ["nDCG@10", "DCG@5"]}
+    assert app.post("/api/v1/projects/same/windows/refresh", json=settings, headers=AUTH).status_code == 200
+    served = app.get("/api/v1/projects/same/production", headers=AUTH).json()
+
+    (tmp_path / "imp.jsonl").write_text("".join(json.dumps(i) + "\n" for i in imps))
+    (tmp_path / "ev.jsonl").write_text("".join(json.dumps(c) + "\n" for c in clicks))
+    (tmp_path / "rules.toml").write_text('default_grade = 0\n[signals]\nclick = "event"\n[[grade]]\ngrade = 1\nwhen = { click = 0.5 }\n')
+    res = CliRunner().invoke(cli, ["windows", str(tmp_path / "imp.jsonl"), str(tmp_path / "ev.jsonl"), "--labels",
+                                   str(tmp_path / "rules.toml"), "--window", "1d", "--label-delay", "6h", "-m", "nDCG@10", "DCG@5",
+                                   "--segment-col", "segment", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.output[res.output.index("{"):])
+    key = lambda w: (w["start"], w["segment"], w["measure"])  # noqa: E731
+    assert len(printed["windows"]) == len(served["windows"]) > 4
+    for a, b in zip(sorted(printed["windows"], key=key), sorted(served["windows"], key=key)):
+        assert (a["start"], a["segment"], a["measure"], a["n"], a["provisional"]) == (b["start"], b["segment"], b["measure"], b["n"], b["provisional"])
+        assert a["value"] == pytest.approx(b["value"], abs=1e-12) and a["ci"] == pytest.approx(b["ci"], abs=1e-12)
+    assert [(d["start"], d["segment"], d["what"], d["flag"]) for d in sorted(printed["drift"], key=lambda d: (d["what"], d["segment"], d["start"]))] == \
+        [(d["start"], d["segment"], d["what"], d["flag"]) for d in served["drift"]]

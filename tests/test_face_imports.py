@@ -1,0 +1,113 @@
+"""What each face imports to answer on the bundled toy collection (issue 26's start-up target): a counter, not a
+timer. Each command runs in a fresh interpreter, as the console script runs it; at exit the interpreter lists the
+heavy modules it loaded, and the debug note (``RANKLENS_DEBUG=1``) says which backend ran. A face that starts
+importing the reference engine, pyarrow or scipy where the compiled backend answers fails here.
+
+Measured start-up times are in ``docs/benchmarks.md`` (``python -m bench.run --faces``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ranklens.express import available
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = ROOT / "examples"
+QRELS, BM25, DENSE = str(EX / "toy.qrels"), str(EX / "toy_bm25.run"), str(EX / "toy_dense.run")
+
+#: modules whose import costs more than a toy evaluation (tens of milliseconds each)
+HEAVY = (
+    "numpy", "pyarrow", "pyarrow.compute", "scipy", "scipy.special", "scipy.stats", "rich", "pandas", "polars",
+    "ranklens.engine.evaluator", "ranklens.engine.kernels", "ranklens.data.io", "ranklens.plugins",
+    "ranklens.spark",
+)
+
+_DRIVER = """
+import atexit, json, os, sys
+def _said():
+    os.write(2, ("\\nIMPORTED " + json.dumps(sorted(m for m in json.loads(os.environ["HEAVY"]) if m in sys.modules))
+                 + "\\n").encode())
+atexit.register(_said)
+sys.argv = ["ranklens", *sys.argv[1:]]
+from ranklens.cli.entry import main
+main()
+"""
+
+
+def run_face(args: list[str]) -> tuple[int, set[str], str]:
+    """(exit status, heavy modules imported, the debug note) of ``ranklens ARGS`` in a fresh interpreter."""
+    env = {**os.environ, "HEAVY": json.dumps(HEAVY), "RANKLENS_DEBUG": "1", "PYTHONIOENCODING": "utf-8"}
+    for name in ("RANKLENS_BACKEND", "RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
+    line = next(x for x in done.stderr.splitlines() if x.startswith("IMPORTED "))
+    debug = [x for x in done.stderr.splitlines() if x.startswith("ranklens: debug: ")]
+    return done.returncode, set(json.loads(line.removeprefix("IMPORTED "))), " | ".join(debug)
+
+
+ENGINE = {"ranklens.engine.evaluator", "ranklens.engine.kernels", "ranklens.data.io", "pyarrow", "pyarrow.compute"}
+NOT_NEEDED = ENGINE | {"scipy", "scipy.special", "scipy.stats", "pandas", "polars", "ranklens.plugins", "ranklens.spark"}
+
+FACES = [
+    # (command line, heavy modules it may import, the backend the debug note names)
+    (["eval", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], set(), "backend compiled"),
+    (["trec-eval", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.5", QRELS, BM25], {"numpy"}, "backend compiled"),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], {"numpy", "rich"}, "backend compiled"),
+    (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], {"numpy"}, "backend compiled"),
+    (["gate", QRELS, BM25, "--baseline", DENSE, "--max-drop", "nDCG@10=0.5"], {"numpy"}, "backend compiled"),
+    (["gate", QRELS, BM25, "--baseline", DENSE, "--max-drop", "nDCG@10=0.5", "--alpha", "0.05"], {"numpy"},
+     "backend compiled"),
+]
+
+
+@pytest.mark.skipif(not available(), reason="ranklens._cexpress is not built")
+@pytest.mark.parametrize(("args", "allowed", "backend"), FACES, ids=[" ".join(x for x in a if "/" not in x) for a, _, _ in FACES])
+def test_a_face_imports_only_what_it_uses(args: list[str], allowed: set[str], backend: str) -> None:
+    status, imported, debug = run_face(args)
+    assert status in (0, 1), debug
+    assert debug.startswith(f"ranklens: debug: {backend}:"), debug
+    assert imported <= allowed, f"imported {sorted(imported - allowed)} too"
+
+
+def test_trec_eval_with_measures_the_compiled_backend_lacks_runs_both() -> None:
+    """trec_eval's default set (``official``) holds measures the compiled pass lacks: those run on the reference,
+    which reads the files through the data layer (pyarrow), the declared ones compiled — each said."""
+    status, imported, debug = run_face(["trec-eval", QRELS, BM25])
+    assert status == 0
+    if available():
+        assert debug.startswith("ranklens: debug: backend compiled:"), debug
+    assert "backend reference" in debug and {"numpy", "pyarrow"} <= imported
+    assert not imported & {"scipy", "scipy.stats", "pandas", "polars", "ranklens.plugins"}
+
+
+def test_explain_runs_the_reference_and_nothing_more() -> None:
+    status, imported, debug = run_face(["explain", QRELS, DENSE, "--query", "q3", "-m", "nDCG@5"])
+    assert status == 0
+    assert debug.startswith("ranklens: debug: backend reference:") and "intermediates" in debug
+    assert not imported & {"scipy", "scipy.special", "scipy.stats", "pandas", "polars", "ranklens.plugins"}
+
+
+def test_forcing_the_reference_imports_the_engine() -> None:
+    """The counter sees an import: the same gate forced onto the reference loads the engine (the guard's mutation)."""
+    env_backup = os.environ.get("RANKLENS_BACKEND")
+    os.environ["RANKLENS_BACKEND"] = "reference"
+    try:
+        env = {**os.environ, "HEAVY": json.dumps(HEAVY), "RANKLENS_DEBUG": "1"}
+        done = subprocess.run([sys.executable, "-c", _DRIVER, "gate", QRELS, BM25, "--min", "nDCG@10=0.1"],
+                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    finally:
+        if env_backup is None:
+            os.environ.pop("RANKLENS_BACKEND")
+        else:
+            os.environ["RANKLENS_BACKEND"] = env_backup
+    line = next(x for x in done.stderr.splitlines() if x.startswith("IMPORTED "))
+    assert {"ranklens.engine.evaluator", "pyarrow"} <= set(json.loads(line.removeprefix("IMPORTED ")))
