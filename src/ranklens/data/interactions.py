@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ranklens.data._arrow import to_numpy
+from ranklens.data._hashing import string_hash
 from ranklens.data._intern import intern_sorted, lookup
 from ranklens.data.readers import DOC_ALIASES, QUERY_ALIASES, Kind, column_roles, resolve_columns
 from ranklens.data.run import Run
@@ -88,6 +91,32 @@ class Interactions:
             self._cache["n_i"] = np.bincount(self.item, minlength=len(self.items)).astype(np.int64)
         return self._cache["n_i"]  # type: ignore[no-any-return]
 
+    def user_codes(self, ids: pa.Array) -> np.ndarray:
+        """The code in :attr:`users` of every id (int32, -1 when absent). A few ids against many users (a
+        block of a streamed run) are found by their hash in the users' sorted hashes (made once), then
+        checked string by string, instead of hashing every user again at each call.
+
+        >>> t = Interactions.from_arrays(["u1", "u2", "u3"], ["a", "a", "b"])
+        >>> t.user_codes(pa.array(["u3", "x", "u1"])).tolist()
+        [2, -1, 0]
+        """
+        n = len(ids)
+        if n == 0 or n * 16 >= len(self.users):
+            return lookup(ids, self.users)
+        if "user_hash" not in self._cache:
+            h = string_hash(self.users)
+            order = np.argsort(h, kind="stable")
+            self._cache["user_hash"] = (h[order], order)
+        sorted_hash, order = self._cache["user_hash"]
+        h = string_hash(ids)
+        pos = np.minimum(np.searchsorted(sorted_hash, h), sorted_hash.size - 1)
+        cand = order[pos]
+        same_hash = sorted_hash[pos] == h
+        same_id = to_numpy(pc.fill_null(pc.equal(ids, self.users.take(pa.array(cand))), False))
+        if np.any(same_hash & ~same_id):  # (two ids share a hash: the exact lookup)
+            return lookup(ids, self.users)
+        return np.where(same_hash & same_id, cand, -1).astype(np.int32)
+
     def pair_keys(self) -> np.ndarray:
         """Sorted int64 keys ``user * |items| + item`` of every pair."""
         if "keys" not in self._cache:
@@ -97,23 +126,55 @@ class Interactions:
     @classmethod
     def from_arrays(cls, users: object, items: object, weights: object | None = None, *, source: str = "<train>") -> Interactions:
         """Build from parallel columns (weights default to 1)."""
-        u = _ids(users, source, "user")
-        i = _ids(items, source, "item")
+        columns = [users, items]
+        del users, items
+        return cls._build(columns, weights, source)
+
+    @classmethod
+    def _build(cls, columns: list[Any], weights: object | None, source: str) -> Interactions:
+        """:meth:`from_arrays` taking its id columns in a list it empties (each released once interned)."""
+        i = _ids(columns.pop(), source, "item")
+        u = _ids(columns.pop(), source, "user")
         if len(u) != len(i):
             raise FormatError(source, "user and item columns differ in length")
         if len(u) == 0:
             raise FormatError(source, "no interaction")
-        w = np.ones(len(u)) if weights is None else _numbers(weights, source, "weight")
-        ucode, uvocab = intern_sorted(u)
-        icode, ivocab = intern_sorted(i)
-        key = ucode.astype(np.int64) * max(len(ivocab), 1) + icode
-        uniq, inverse = np.unique(key, return_inverse=True)
-        notes: list[str] = []
-        if uniq.size < key.size:
-            notes.append(f"{key.size - uniq.size} repeated user–item row(s) merged (weights added)")
-        weight = np.bincount(inverse.reshape(-1), weights=w, minlength=uniq.size)
+        w = None if weights is None else _numbers(weights, source, "weight")
+        ucode, uvocab = intern_sorted(u)  # type: ignore[arg-type]
+        del u
+        icode, ivocab = intern_sorted(i)  # type: ignore[arg-type]
+        del i
         n = max(len(ivocab), 1)
-        return cls(uvocab, ivocab, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32), weight, source, tuple(notes))
+        # one int64 key per row, sorted in place; no inverse index or argsort unless weights are given
+        key = ucode.astype(np.int64)
+        del ucode
+        key *= n
+        key += icode
+        del icode
+        rows = key.size
+        if w is not None:
+            order = np.argsort(key, kind="stable")
+            key, w = key[order], w[order]
+            del order
+        else:
+            key.sort()
+        first = np.empty(rows, dtype=bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        uniq = key[first] if rows and not first.all() else key
+        notes: list[str] = []
+        if uniq.size < rows:
+            notes.append(f"{rows - uniq.size} repeated user–item row(s) merged (weights added)")
+        if w is not None:
+            weight = np.add.reduceat(w, np.flatnonzero(first)) if rows else np.zeros(0)
+        elif uniq.size < rows:
+            weight = np.diff(np.append(np.flatnonzero(first), rows)).astype(np.float64)
+        else:  # every pair once, no weight column: weight 1 each, without an array of ones per pair
+            weight = np.broadcast_to(np.float64(1.0), (rows,))
+        del first
+        out = cls(uvocab, ivocab, (uniq // n).astype(np.int32), (uniq % n).astype(np.int32), weight, source, tuple(notes))
+        out._cache["keys"] = uniq  # (the pair keys exclude-seen searches: already made)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,17 +219,30 @@ def read_interactions(source: Any, *, format: str | None = None, columns: Mappin
     """
     if isinstance(source, Interactions):
         return source
-    table, display = _table(source, format, "train")
+    parquet = _parquet_path(source, format)
+    if parquet is not None:  # (its columns are read one at a time, when they are interned: not a whole table)
+        import pyarrow.parquet as pq
+
+        table, display = None, parquet
+        names = [str(n) for n in pq.read_schema(parquet).names]
+    else:
+        table, display = _table(source, format, "train")
+        names = [str(n) for n in table.column_names]
     mapping = column_roles(columns, INTERACTIONS, display)
-    names = [str(n) for n in table.column_names]
     notes: list[str] = []
     has_value = (mapping is not None and "value" in mapping) or any(n.strip().lower() in INTERACTIONS.value_aliases for n in names)
-    if not has_value:
-        table = table.append_column(_NO_WEIGHT, pa.array(np.ones(table.num_rows)))
+    if not has_value:  # (the name only: no column of ones is made, every pair weighs 1)
         mapping = {**(mapping or {}), "value": _NO_WEIGHT}
         names.append(_NO_WEIGHT)
     q, d, v = resolve_columns(names, INTERACTIONS, display, mapping=mapping)
-    out = Interactions.from_arrays(table.column(q), table.column(d), table.column(v), source=display)
+    path = display
+
+    def column(at: int) -> Any:  # (resolve_columns gives positions)
+        return table.column(at) if table is not None else _parquet_column(path, names[at])
+
+    weights = column(v) if has_value else None
+    ids = [functools.partial(column, q), functools.partial(column, d)]
+    out = Interactions._build(ids, weights, display)
     if not has_value:
         notes.append("no weight column: every interaction weighs 1")
     return dataclasses.replace(out, notes=(*notes, *out.notes)) if notes else out
@@ -313,13 +387,37 @@ def _read_delimited(data: bytes, display: str, delimiter: str) -> pa.Table:
         raise FormatError(display, f"cannot read the table: {e}") from None
 
 
+def _parquet_path(source: Any, format: str | None) -> str | None:
+    """``source`` as a path when it names a Parquet file, else None."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    from ranklens.data.io import format_of
+
+    try:
+        fmt, compressed = format_of(str(source), format)
+    except Exception:
+        return None
+    return str(source) if fmt == "parquet" and not compressed and os.path.isfile(source) else None
+
+
+def _parquet_column(path: str, name: str) -> pa.ChunkedArray:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path, columns=[name]).column(0)
+    except (pa.ArrowException, OSError) as e:
+        raise FormatError(path, f"cannot read column {name!r} as Parquet: {e}") from None
+
+
 def _ids(values: Any, source: str, what: str) -> pa.Array:
+    if callable(values):  # (a column read when it is needed)
+        values = values()
     arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(list(values))
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
     if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
         arr = pc.cast(arr, pa.string())
-    if arr.null_count or (len(arr) and pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py()):
+    # chunk by chunk (a Parquet file's row groups are not combined into one copy)
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if arr.null_count or any(len(c) and pc.any(pc.equal(pc.utf8_length(c), 0)).as_py() for c in chunks):
         raise FormatError(source, f"empty {what} id")
     return arr.cast(pa.string())
 
@@ -353,7 +451,7 @@ def drop_seen(run: Run, train: Interactions) -> tuple[Run, int]:
     """
     if len(run) == 0:
         return run, 0
-    ucode = lookup(run.query_ids, train.users)  # per vocabulary entry: small
+    ucode = train.user_codes(run.query_ids)  # per vocabulary entry: small
     icode = lookup(run.doc_ids, train.items)
     doc = run.doc
     keys = train.pair_keys()

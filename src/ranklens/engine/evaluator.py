@@ -11,12 +11,14 @@ import numpy as np
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport, Negative, QuerySet, align
+from ranklens.engine.blocked import BLOCK_USERS, BlockTally, split_run
 from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
+from ranklens.engine.kernels.recsys_system import SYSTEM_FAMILIES, Accumulator
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.pool import POOL_IDEAL_FAMILIES, SelfPool, self_pool_depths, self_pool_note
 from ranklens.engine.ranked import RankedLists
-from ranklens.errors import InputError, warn_notes
+from ranklens.errors import InputError, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, assemble, stack_columns
@@ -157,18 +159,28 @@ class Evaluator:
             warn_notes(res.notes, f"{res.run}: ")
         return res
 
-    def results(self, r: Run, *, allow_empty: bool = False) -> Results:
+    def results(
+        self, r: Run, *, allow_empty: bool = False, block_users: int | None = None, tally: BlockTally | None = None
+    ) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
-        (for callers that evaluate a run in parts, such as streaming)."""
+        (for callers that evaluate a run in parts, such as streaming).
+
+        An evaluator with side tables or system-level measures evaluates a run of more than
+        :data:`~ranklens.engine.blocked.BLOCK_USERS` users (or ``block_users``, any size) a block of users at a
+        time: the same values, bit for bit (:mod:`ranklens.engine.blocked`), with the memory of one block's
+        alignment. ``tally``: this run is one block of a bigger evaluation; its system-level measures and
+        its note counts go into the tally (the caller words them and computes the values at the end)."""
+        if tally is None and self._blocks(r, block_users):
+            return self._results_blocked(r, block_users or BLOCK_USERS)
         by_order: dict[tuple[str, bool], list[int]] = {}  # (tie order, the measure's own judged_only)
         for j, m in enumerate(self.measures):
             order = "input" if _ties(m) == "input" else "score"
             by_order.setdefault((order, bool(m.get("judged_only"))), []).append(j)
         columns: list[np.ndarray | None] = [None] * len(self.measures)
-        notes: list[str] = list(r.notes)
+        notes: list[str] = list(r.notes) if tally is None else []
         side = self._side
         if side.active:
-            r = side.before_align(r, notes)
+            r = side.before_align(r, notes) if tally is None else side.before_align(r, notes, tally)
         query_ids: tuple[str, ...] = ()
         system: dict[int, float] = {}
         has_relevant: np.ndarray | None = None
@@ -179,14 +191,14 @@ class Evaluator:
             self.last_report = report
             if self.last_pool is None and any(self.measures[j].name in POOL_IDEAL_FAMILIES for j in idx):
                 self.last_pool = self_pool_depths(lists)
-            for msg in report.messages():
+            for msg in report.messages() if tally is None else ():
                 if judged and not self.judged_only and "judged-only" in msg:  # (one measure's own judged_only)
                     msg = f"{', '.join(str(self.measures[j]) for j in idx)}: {msg}"
                 if msg not in notes:
                     notes.append(msg)
             query_ids = tuple(lists.query_ids.to_pylist())
             wanted = [self.measures[j] for j in idx]
-            inputs = side.inputs(lists, wanted, notes, r) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
+            inputs = _side_inputs(side, lists, wanted, notes, r, tally) if side.active or any(m.name in SIDE_KERNELS for m in wanted) else None
             if side.empty is not None:
                 has_relevant = lists.num_relevant(self.rel_level if self.rel_level is not None else 1) > 0
             by_intents = [j for j in idx if "intents" in self.measures[j].family.needs]
@@ -198,8 +210,15 @@ class Evaluator:
                 m = self.measures[j]
                 if j in by_intents:
                     continue
+                if m.family.is_system(m) and m.name in SYSTEM_FAMILIES:
+                    acc = tally.accumulator(j, m) if tally is not None else Accumulator(m)
+                    acc.add(lists, inputs)
+                    if tally is None:
+                        system[j] = acc.value()
+                    columns[j] = np.full(lists.num_queries, np.nan)
+                    continue
                 value = kernel_for(m, inputs, side.available)(lists, m)
-                if m.family.is_system(m):
+                if m.family.is_system(m):  # (a plugin's system-level measure: one pass only, see blockable)
                     system[j] = float(value)
                     value = np.full(lists.num_queries, np.nan)
                 columns[j] = value
@@ -209,13 +228,62 @@ class Evaluator:
             )
         if not query_ids and not allow_empty:
             raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
-        pool_note = self_pool_note(self.measures, self.last_pool) if self.last_pool is not None else None
+        pool_note = self_pool_note(self.measures, self.last_pool) if self.last_pool is not None and tally is None else None
         if pool_note is not None:
             notes.append(pool_note)
         values = stack_columns([c for c in columns if c is not None], len(query_ids))
+        self.last_query_ids = query_ids  # (the evaluated users, before empty=skip leaves some out)
         if has_relevant is not None:
-            query_ids, values = side.apply_empty(query_ids, values, has_relevant, notes)
+            query_ids, values = (
+                side.apply_empty(query_ids, values, has_relevant, notes) if tally is None
+                else side.apply_empty(query_ids, values, has_relevant, notes, tally)
+            )
         return assemble(r.name, self.measures, query_ids, values, notes, self.options(), system, id_kind=r.id_kind)
+
+    def _blocks(self, r: Run, block_users: int | None) -> bool:
+        """Whether :meth:`results` evaluates ``r`` in blocks of users (see there)."""
+        if not self.blockable:
+            return False
+        if block_users is not None:
+            return True
+        return (self._side.active or any(m.family.is_system(m) for m in self.measures)) and r.num_queries > BLOCK_USERS
+
+    @property
+    def blockable(self) -> bool:
+        """True when users can be evaluated in blocks with the same result: no measure with its own
+        judged_only (its note is per group) and the query set is not ``qrels`` (a query the run lacks is
+        scored once, over the whole run)."""
+        return self.query_set != "qrels" and self._side.intents is None and not any(
+            m.get("judged_only") or (m.family.is_system(m) and m.name not in SYSTEM_FAMILIES) for m in self.measures
+        )
+
+    def _results_blocked(self, r: Run, users: int) -> Results:
+        tally = BlockTally()
+        ids: list[str] = []
+        values: list[np.ndarray] = []
+        for part in split_run(r, users):
+            res = self.results(part, allow_empty=True, tally=tally)
+            tally_block(tally, self)
+            ids.extend(res.query_ids)
+            values.append(res.values)
+        if self.query_set == "error" and tally.report["evaluated"] < self.qrels.num_queries:
+            seen = set(ids)
+            missing = [q for q in self.qrels.query_ids.to_pylist() if q not in seen]
+            raise QuerySetError(
+                f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {r.source} "
+                f"(e.g. {missing[:3]}); use query set 'intersect' or 'qrels'"
+            )
+        if not tally.report["evaluated"]:
+            raise InputError(nothing_evaluated(r.source, self.qrels.num_queries, r.num_queries))
+        order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+        matrix = np.vstack(values)[order]
+        report = merged_report(tally, self.qrels.num_queries)
+        self.last_report, self.last_pool, self.last_blocks = report, tally.pool, tally.blocks
+        notes = tally_notes(tally, self, list(r.notes), report.messages())
+        system = {j: acc.value() for j, acc in tally.system.items()}
+        return assemble(
+            r.name, self.measures, tuple(ids[i] for i in order), matrix, notes, self.options(), system, id_kind=r.id_kind
+        )
 
     def _score_absent(
         self, lists: RankedLists, report: AlignReport, idx: list[int], columns: list[np.ndarray | None], *,
@@ -257,11 +325,13 @@ class Evaluator:
 
     @property
     def streamable(self) -> bool:
-        """False when the evaluation needs the whole run at once (system-level measures, side tables)."""
-        return (
-            not self._side.active and self._side.intents is None
-            and not any(m.family.is_system(m) or m.get("judged_only") for m in self.measures)
-        )
+        """False when the evaluation needs the whole run at once: a measure with its own judged_only, intents,
+        or side tables or system-level measures with the query set ``qrels`` (``missing="zero"``)."""
+        if self._side.intents is not None:
+            return False
+        if self._side.active or any(m.family.is_system(m) for m in self.measures):
+            return self.blockable  # (in blocks of users: engine/blocked.py)
+        return not any(m.get("judged_only") for m in self.measures)
 
     def options(self) -> dict[str, Any]:
         """The policies every Results of this evaluator records (``Results.options``)."""
@@ -285,6 +355,77 @@ class Evaluator:
             out = [self(r) for r in items]
             names = unique_names([(res.run, src) for res, src in zip(out, items)])
         return [res if res.run == n else dataclasses.replace(res, run=n) for res, n in zip(out, names)]
+
+
+def _side_inputs(side: _SideTables, lists: RankedLists, wanted: list[Measure], notes: list[str], r: Run, tally: BlockTally | None) -> Any:
+    # (positional, and the tally only when there is one: Spark's buckets watch these steps with their own signature)
+    return side.inputs(lists, wanted, notes, r) if tally is None else side.inputs(lists, wanted, notes, r, tally)
+
+
+def tally_block(tally: BlockTally, ev: Evaluator) -> None:
+    """Add what the last block's alignment left out (``ev.last_report``) and its self-pool to ``tally``."""
+    tally.blocks += 1
+    report = ev.last_report
+    if report is not None:
+        for key in ("run_only_queries", "run_only_rows", "truncated_rows", "removed_unjudged_rows"):
+            tally.report[key] += getattr(report, key)
+        tally.report["evaluated"] += ev.qrels.num_queries - report.qrels_only_queries
+    if ev.last_pool is not None:
+        tally.pool = ev.last_pool if tally.pool is None else tally.pool + ev.last_pool
+
+
+def merged_report(tally: BlockTally, qrels_queries: int) -> AlignReport:
+    """The alignment report of the whole blocked evaluation (its counts summed over the blocks)."""
+    t = tally.report
+    return AlignReport(
+        run_only_queries=t["run_only_queries"], run_only_rows=t["run_only_rows"],
+        qrels_only_queries=qrels_queries - t["evaluated"], qrels_only_scored_zero=False,
+        truncated_rows=t["truncated_rows"], removed_unjudged_rows=t["removed_unjudged_rows"],
+    )
+
+
+def tally_notes(tally: BlockTally, ev: Evaluator, notes: list[str], alignment: Sequence[str]) -> list[str]:
+    """The notes of a blocked evaluation, worded and ordered as one pass words them: the reader's, the side
+    tables', exclude-seen's, the alignment's, the side-table coverage, the self-pool, empty users."""
+    side = ev._side
+
+    def add(note: str | None) -> None:
+        if note is not None and note not in notes:
+            notes.append(note)
+
+    if side.active:
+        for n in side.notes:
+            add(n)
+        if tally.seen_applied:
+            add(seen_note(tally.seen_dropped, tally.seen_total))
+    for n in alignment:
+        add(n)
+    for n in tally.absent_notes():
+        add(n)
+    if tally.pool is not None:
+        add(self_pool_note(ev.measures, tally.pool))
+    if side.empty is not None and tally.blocks:
+        add(empty_note(side.empty, tally.empty[0], tally.empty[1]))
+    return notes
+
+
+def seen_note(dropped: int, total: int) -> str:
+    """The exclude-seen note."""
+    return (
+        f"exclude-seen: dropped {dropped:,} of {total:,} recommended rows whose item the user has in "
+        "the training data"
+    )
+
+
+def empty_note(empty: str, count: int, n: int) -> str:
+    """The ``empty=`` note."""
+    if empty == "skip":
+        return (
+            f"empty=skip: {count:,} of {n:,} users with no relevant test item left out of the per-user "
+            "measures (system-level measures count every user's list)"
+        )
+    fill = 0.0 if empty == "zero" else 1.0
+    return f"empty={empty}: {count:,} of {n:,} users with no relevant test item score {fill:g} on the relevance measures"
 
 
 def intent_columns(lists: RankedLists, intents: Any, measures: Sequence[Measure]) -> list[np.ndarray]:
@@ -410,6 +551,11 @@ class _SideTables:
             if p.items is not None:
                 self.catalog = read_catalog(p.items, columns=p.items_columns)
             check_known(self.train, self.catalog)
+            import pyarrow as pa
+
+            # the tables read are interned and dropped: give their pages back (Arrow's pool keeps them otherwise,
+            # ~0.5 GB for 20M training rows, and the evaluation's own arrays come from another heap)
+            pa.default_memory_pool().release_unused()
         available = []
         if self.train is not None:
             available.append("train")
@@ -431,25 +577,33 @@ class _SideTables:
 
                 raise MeasureError(reason)
         self.active = bool(available) or self.exclude_seen
+        self._vocab: tuple[Any, dict[str, Any]] | None = None
+        self._derived: dict[str, Any] = {}
 
-    def before_align(self, r: Run, notes: list[str]) -> Run:
-        for n in self.notes:
-            if n not in notes:
-                notes.append(n)
+    def before_align(self, r: Run, notes: list[str], tally: BlockTally | None = None) -> Run:
+        if tally is None:
+            for n in self.notes:
+                if n not in notes:
+                    notes.append(n)
         if self.exclude_seen and self.train is not None:
             from ranklens.data.interactions import drop_seen
 
             total = len(r)
             r, dropped = drop_seen(r, self.train)
-            notes.append(
-                f"exclude-seen: dropped {dropped:,} of {total:,} recommended rows whose item the user has in "
-                "the training data"
-            )
+            if tally is None:
+                notes.append(seen_note(dropped, total))
+            else:
+                tally.seen_dropped += dropped
+                tally.seen_total += total
+                tally.seen_applied = True
         return r
 
-    def inputs(self, lists: RankedLists, measures: Sequence[Measure], notes: list[str], run: Run | None = None) -> Any:
-        from ranklens.data._intern import intern_sorted, lookup
-        from ranklens.engine.kernels.recsys import RecsysInputs, recsys_notes
+    def inputs(
+        self, lists: RankedLists, measures: Sequence[Measure], notes: list[str], run: Run | None = None,
+        tally: BlockTally | None = None,
+    ) -> Any:
+        from ranklens.data._intern import intern_sorted
+        from ranklens.engine.kernels.recsys import RecsysInputs, recsys_note_counts
 
         t, c = self.train, self.catalog
         # lists.doc_ids holds the id of every run row: one int32 code per row for the distinct ids (the
@@ -459,42 +613,60 @@ class _SideTables:
             key, vocab = run.doc, run.doc_ids
         else:
             key, vocab = intern_sorted(lists.doc_ids)
-        fields: dict[str, Any] = {"doc_key": key, "num_keys": len(vocab)}
+        fields: dict[str, Any] = {"doc_key": key, "num_keys": len(vocab), "doc_vocab": vocab, **self._per_vocab(vocab)}
         if t is not None:
             fields.update(
-                num_users=t.num_users, item_users=t.item_users(), doc_item=lookup(vocab, t.items),
-                query_user=lookup(lists.query_ids, t.users), train_user=t.user, train_item=t.item,
-                catalog_size=len(t.items),
+                num_users=t.num_users, item_users=t.item_users(), query_user=t.user_codes(lists.query_ids),
+                train_user=t.user, train_item=t.item, catalog_size=len(t.items),
             )
-            fields["doc_catalog"] = fields["doc_item"]
         if c is not None:
-            fields.update(
-                doc_attr=lookup(vocab, c.items), category=c.category, features=c.features,
-                catalog_size=len(c.items),
-            )
-            fields["doc_catalog"] = fields["doc_attr"]
-            if t is not None:
-                fields["item_attr"] = lookup(t.items, c.items)
+            fields.update(category=c.category, features=c.features, catalog_size=len(c.items))
         side = RecsysInputs(**fields)
-        for n in recsys_notes(lists, measures, side):
-            if n not in notes:
-                notes.append(n)
+        # the derived tables (similarity, unit features) are the same for every block: made once
+        side._cache.update(self._derived)
+        counts = recsys_note_counts(lists, measures, side)
+        if tally is not None:
+            tally.add_absent(counts)
+        else:
+            for h, tail, a, total in counts:
+                if a and (n := f"{h}: {a:,} of {total:,} {tail}") not in notes:
+                    notes.append(n)
+        self._derived = side._cache
         return side
 
+    def _per_vocab(self, vocab: Any) -> dict[str, Any]:
+        """The side tables' codes of the run's distinct item ids (cached: the blocks of one run share them)."""
+        if self._vocab is not None and self._vocab[0] is vocab:
+            return self._vocab[1]
+        from ranklens.data._intern import lookup
+
+        t, c = self.train, self.catalog
+        fields: dict[str, Any] = {}
+        if t is not None:
+            fields["doc_item"] = fields["doc_catalog"] = lookup(vocab, t.items)
+        if c is not None:
+            fields["doc_attr"] = fields["doc_catalog"] = lookup(vocab, c.items)
+            if t is not None:
+                fields["item_attr"] = lookup(t.items, c.items)
+        self._vocab = (vocab, fields)
+        return fields
+
     def apply_empty(
-        self, query_ids: tuple[str, ...], values: np.ndarray, has_relevant: np.ndarray, notes: list[str]
+        self, query_ids: tuple[str, ...], values: np.ndarray, has_relevant: np.ndarray, notes: list[str],
+        tally: BlockTally | None = None,
     ) -> tuple[tuple[str, ...], np.ndarray]:
         from ranklens.measures.recsys import LABEL_FREE
 
         empty = ~has_relevant
         count = int(empty.sum())
         n = len(query_ids)
+        if tally is not None:
+            tally.empty[0] += count
+            tally.empty[1] += n
+        else:
+            notes.append(empty_note(str(self.empty), count, n))
         if self.empty == "skip":
             keep = np.flatnonzero(has_relevant)
-            notes.append(
-                f"empty=skip: {count:,} of {n:,} users with no relevant test item left out of the per-user "
-                "measures (system-level measures count every user's list)"
-            )
             return tuple(query_ids[i] for i in keep), values[keep, :]
         fill = 0.0 if self.empty == "zero" else 1.0
         out = values.copy()
@@ -502,10 +674,6 @@ class _SideTables:
             if m.family.is_system(m) or m.name in LABEL_FREE or m.family.aggregate == "sum":
                 continue
             out[empty, j] = fill
-        notes.append(
-            f"empty={self.empty}: {count:,} of {n:,} users with no relevant test item score {fill:g} on the "
-            "relevance measures"
-        )
         return query_ids, out
 
 

@@ -11,6 +11,7 @@ the same (a test checks it on a file split into many blocks).
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ from ranklens.data.names import run_name_of
 from ranklens.data.readers import extra_fields_note
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport
-from ranklens.engine.evaluator import Evaluator, nothing_evaluated
+from ranklens.engine.blocked import BlockTally
+from ranklens.engine.evaluator import Evaluator, nothing_evaluated, tally_notes
 from ranklens.engine.pool import SelfPool, self_pool_note
 from ranklens.errors import InputError, NotGroupedError, QuerySetError
 from ranklens.results.core import Results, assemble
@@ -71,17 +73,28 @@ def evaluate_stream(
     >>> evaluate_stream(ev, str(path), block_bytes=16).per_query("P@1")
     {'q1': 0.0, 'q2': 1.0}
     """
-    block_ev = Evaluator(
-        evaluator.measures,
-        evaluator.qrels,
-        missing="skip",
-        negative=evaluator.negative,
-        judged_only=evaluator.judged_only,
-        max_docs=evaluator.max_docs,
-        rel_level=evaluator.rel_level,
-    )
+    # side tables or system-level measures: each block is a block of users of one blocked evaluation (the
+    # side tables read once and shared; the system-level measures and the notes' counts in a BlockTally)
+    tally = BlockTally() if evaluator._side.active or any(m.family.is_system(m) for m in evaluator.measures) else None
+    if tally is not None:
+        if not evaluator.streamable:
+            raise InputError(f"{path}: this evaluation cannot be streamed (missing='zero' with recommender side tables or system-level measures); read the run whole")
+        block_ev = copy.copy(evaluator)
+        block_ev.query_set = "intersect"
+    else:
+        block_ev = Evaluator(
+            evaluator.measures,
+            evaluator.qrels,
+            missing="skip",
+            negative=evaluator.negative,
+            judged_only=evaluator.judged_only,
+            max_docs=evaluator.max_docs,
+            rel_level=evaluator.rel_level,
+        )
     closed: set[str] = set()
-    query_ids: list[str] = []
+    # the evaluated ids as Arrow strings per block, not Python objects per user (1M users: ~0.3 GB of them)
+    id_parts: list[pa.Array] = []
+    evaluated: list[pa.Array] = []
     values: list[np.ndarray] = []
     totals = dict(run_only_queries=0, run_only_rows=0, truncated_rows=0, removed_unjudged_rows=0)
     pool = SelfPool()  # the queries judged on the run's own top d (engine/pool.py)
@@ -97,14 +110,17 @@ def evaluate_stream(
             doc_hash=block.doc_hash,
         )
         nonlocal pool
-        res = block_ev.results(run, allow_empty=True)
+        res = block_ev.results(run, allow_empty=True, tally=tally)
+        if tally is not None:
+            tally.blocks += 1
+            evaluated.append(pa.array(block_ev.last_query_ids, pa.string()))
         if block_ev.last_pool is not None:
             pool = pool + block_ev.last_pool
         report = block_ev.last_report
         if report is not None:
             for key in totals:
                 totals[key] += getattr(report, key)
-        query_ids.extend(res.query_ids)
+        id_parts.append(pa.array(res.query_ids, pa.string()))
         values.append(res.values)
 
     fix = _regroup_hint(path, format)
@@ -126,29 +142,33 @@ def evaluate_stream(
         _check_grouped(pending, closed, path, fix)
         evaluate(pending)
 
-    seen_in_qrels = set(query_ids)
-    qrels_ids = evaluator.qrels.query_ids.to_pylist()
-    missing = [q for q in qrels_ids if q not in seen_in_qrels]
-    if evaluator.query_set == "error" and missing:
-        raise QuerySetError(f"{len(missing)} qrels quer{'y' if len(missing) == 1 else 'ies'} not in the run {path} (e.g. {missing[:3]}); use query set 'intersect' or 'qrels'")
-    if evaluator.query_set == "qrels" and missing:
+    all_ids = pa.concat_arrays(id_parts) if id_parts else string_array([])
+    seen_in_qrels = all_ids if tally is None else (pa.concat_arrays(evaluated) if evaluated else string_array([]))
+    qrels_ids = evaluator.qrels.query_ids
+    absent = to_numpy(pc.invert(pc.is_in(qrels_ids, value_set=seen_in_qrels)))
+    n_missing = int(np.count_nonzero(absent))
+    if evaluator.query_set == "error" and n_missing:
+        first = qrels_ids.filter(from_numpy(absent))[:3].to_pylist()
+        raise QuerySetError(f"{n_missing} qrels quer{'y' if n_missing == 1 else 'ies'} not in the run {path} (e.g. {first}); use query set 'intersect' or 'qrels'")
+    if evaluator.query_set == "qrels" and n_missing:
         zero_ev = Evaluator(
             evaluator.measures, evaluator.qrels, missing="zero", negative=evaluator.negative, rel_level=evaluator.rel_level,
             judged_only=evaluator.judged_only, max_docs=evaluator.max_docs,
         )
         empty = zero_ev(Run.from_arrays(string_array([]), string_array([]), np.empty(0)), warn=False)
-        keep = [i for i, q in enumerate(empty.query_ids) if q not in seen_in_qrels]
-        query_ids.extend(empty.query_ids[i] for i in keep)
+        empty_ids = pa.array(empty.query_ids, pa.string())
+        keep = np.flatnonzero(to_numpy(pc.invert(pc.is_in(empty_ids, value_set=seen_in_qrels))))
+        all_ids = pa.concat_arrays([all_ids, empty_ids.take(from_numpy(keep))])
         values.append(empty.values[keep])
-    if not query_ids:
+    if not len(all_ids) and not len(seen_in_qrels):
         raise InputError(nothing_evaluated(path, evaluator.qrels.num_queries, len(closed)))
     matrix = np.vstack(values) if values else np.zeros((0, len(evaluator.measures)))
     # str order is code-point order, which is UTF-8 byte order: the order of every other path
-    order = np.array(sorted(range(len(query_ids)), key=query_ids.__getitem__), dtype=np.int64)
-    matrix = matrix[order]
-    ids = tuple(query_ids[i] for i in order)
+    order = pc.sort_indices(all_ids)  # (bytewise)
+    matrix = matrix[to_numpy(order)]
+    ids = tuple(all_ids.take(order).to_pylist())
     report = AlignReport(
-        qrels_only_queries=len(missing),
+        qrels_only_queries=n_missing,
         qrels_only_scored_zero=evaluator.query_set == "qrels",
         run_only_queries=totals["run_only_queries"],
         run_only_rows=totals["run_only_rows"],
@@ -156,14 +176,19 @@ def evaluate_stream(
         removed_unjudged_rows=totals["removed_unjudged_rows"],
     )
     options = {**evaluator.options(), "streamed": True}
-    if missing and evaluator.query_set == "qrels":
-        pool = SelfPool(pool.queries + len(missing), pool.depths)
+    if n_missing and evaluator.query_set == "qrels":
+        pool = SelfPool(pool.queries + n_missing, pool.depths)
     pool_note = self_pool_note(evaluator.measures, pool)
     notes = (
         ((extra_fields_note(extra_fields),) if extra_fields else ()) + tuple(report.messages())
         + ((pool_note,) if pool_note else ())
     )
-    return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options)
+    system: dict[int, float] = {}
+    if tally is not None:  # worded as one pass words them
+        tally.pool = pool if pool.queries else None
+        notes = tuple(tally_notes(tally, evaluator, [extra_fields_note(extra_fields)] if extra_fields else [], report.messages()))
+        system = {j: acc.value() for j, acc in tally.system.items()}
+    return assemble(run_name or "run", evaluator.measures, ids, matrix, notes, options, system)
 
 
 def _flat(values: object) -> pa.Array:

@@ -579,15 +579,15 @@ def _watch_side(ev: _GlobalTopEvaluator, once: Mapping[str, Any] | None = None) 
     found: list[tuple[str, list[str], list[str] | None]] = []
     before_align, inputs, apply_empty = side.before_align, side.inputs, side.apply_empty
 
-    def watched_before(r: Any, notes: list[str]) -> Any:
+    def watched_before(r: Any, notes: list[str], tally: Any = None) -> Any:
         start = len(notes)
-        out = before_align(r, notes)
+        out = before_align(r, notes, tally)
         found.append(("pre", [n for n in notes[start:] if n not in side.notes], None))
         return out
 
-    def watched_inputs(lists: Any, measures: Any, notes: list[str], run: Any = None) -> Any:
+    def watched_inputs(lists: Any, measures: Any, notes: list[str], run: Any = None, tally: Any = None) -> Any:
         mine: list[str] = []
-        out = inputs(lists, measures, mine, run)
+        out = inputs(lists, measures, mine, run, tally)
         for key, value in (once or {}).items():
             out._cache.setdefault(key, value)
         notes.extend(n for n in mine if n not in notes)
@@ -599,9 +599,9 @@ def _watch_side(ev: _GlobalTopEvaluator, once: Mapping[str, Any] | None = None) 
         found.append((f"recsys:{len(ev.reports) - 1}", mine, every))
         return out
 
-    def watched_empty(query_ids: Any, values: Any, has_relevant: Any, notes: list[str]) -> Any:
+    def watched_empty(query_ids: Any, values: Any, has_relevant: Any, notes: list[str], tally: Any = None) -> Any:
         start = len(notes)
-        out = apply_empty(query_ids, values, has_relevant, notes)
+        out = apply_empty(query_ids, values, has_relevant, notes, tally)
         found.append(("empty", notes[start:], None))
         return out
 

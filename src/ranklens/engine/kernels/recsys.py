@@ -16,11 +16,12 @@ import numpy as np
 
 from ranklens.engine.kernels import binary
 from ranklens.engine.kernels._common import rel_threshold, relevant, within
+from ranklens.engine.kernels.recsys_system import Accumulator
 from ranklens.engine.ranked import RankedLists
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 
-__all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_notes"]
+__all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_note_counts", "recsys_notes"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +57,8 @@ class RecsysInputs:
     """int32: one key per distinct item id for every run document code (``lists.doc_ids`` names every row);
     ``doc_item``, ``doc_attr`` and ``doc_catalog`` are indexed by key (a few per catalog item, not per row)"""
     num_keys: int = 0
+    doc_vocab: Any = None
+    """the distinct item ids (Arrow strings, sorted) that ``doc_key`` codes, or None"""
     item_attr: np.ndarray | None = None
     """code into the item catalog of every training item (-1 when absent), or None"""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -166,14 +169,27 @@ def ild(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
 
 
 def _item_similarity(side: RecsysInputs) -> Any:
-    """sim(i, j) = |users of i ∩ users of j| / √(n_i n_j) over the training data (scipy CSR, items × items)."""
+    """sim(i, j) = |users of i ∩ users of j| / √(n_i n_j) over the training data (scipy CSR, items × items).
+
+    The co-occurrence counts are exact int32 sums of the binary user × item history, which is built here
+    and dropped (not kept beside the similarity); the scaling is diag(s) · C · diag(s), (s_i·c_ij)·s_j."""
     if "sim" not in side._cache:
         from scipy import sparse
 
         n_i = side.item_users
-        b = _history(side, n_i.shape[0])  # type: ignore[union-attr]
-        scale = sparse.diags(1.0 / np.sqrt(np.maximum(n_i, 1).astype(np.float64)))  # type: ignore[arg-type]
-        side._cache["sim"] = (scale @ (b.T @ b) @ scale).tocsr()
+        n_items = n_i.shape[0]  # type: ignore[union-attr]
+        tu, ti = side.train_user, side.train_item
+        b = sparse.csr_matrix(
+            (np.ones(tu.size, dtype=np.int32), (tu, ti)), shape=(int(side.num_users), n_items)  # type: ignore[union-attr]
+        )
+        c = (b.T @ b).tocsr()
+        del b
+        scale = 1.0 / np.sqrt(np.maximum(n_i, 1).astype(np.float64))  # type: ignore[arg-type]
+        rows = np.repeat(np.arange(n_items, dtype=np.int32), np.diff(c.indptr))
+        data = scale[rows] * c.data
+        del rows
+        data *= scale[c.indices]
+        side._cache["sim"] = sparse.csr_matrix((data, c.indices, c.indptr), shape=c.shape)
     return side._cache["sim"]
 
 
@@ -192,17 +208,6 @@ def _cooccurrence_pairs(lists: RankedLists, top: np.ndarray, side: RecsysInputs)
     return (total - n) / 2.0, n * (n - 1.0) / 2.0
 
 
-def _history(side: RecsysInputs, n_items: int) -> Any:
-    """The binary user × item training matrix (scipy CSR)."""
-    if "history" not in side._cache:
-        from scipy import sparse
-
-        tu, ti = side.train_user, side.train_item
-        shape = (int(side.num_users), n_items)
-        side._cache["history"] = sparse.csr_matrix((np.ones(tu.size), (tu, ti)), shape=shape)  # type: ignore[union-attr]
-    return side._cache["history"]
-
-
 def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
     """Per user: mean over the top-k items i of (1 − mean_{j∈H_u} sim(i, j)) · rel(i); NaN without history."""
     _need(side.item_users, m, "the training interactions (train=, --train)")
@@ -211,7 +216,9 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
     user = side.query_user[q]  # type: ignore[index]
     rel = relevant(lists.labels[top], rel_threshold(m)).astype(np.float64)
     tu = side.train_user
-    hist_len = np.bincount(tu, minlength=int(side.num_users)).astype(np.float64)  # type: ignore[arg-type]
+    if "hist_len" not in side._cache:  # (global: made once, shared by the blocks)
+        side._cache["hist_len"] = np.bincount(tu, minlength=int(side.num_users)).astype(np.float64)  # type: ignore[arg-type]
+    hist_len = side._cache["hist_len"]
     has = user >= 0
     h_u = np.where(has, hist_len[np.maximum(user, 0)], 0.0)
     sim_sum = np.zeros(q.shape)
@@ -220,15 +227,17 @@ def serendipity(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarra
             raise MeasureError(f"{m}: sim=features needs the item catalog with numeric features (items=, --items)")
         unit = _unit_features(side)
         # Σ_{j∈H_u} f̂_j per user, over the history items found in the catalog
-        hist_attr = side.item_attr[side.train_item]  # type: ignore[index]
-        ok = hist_attr >= 0
-        user_sum = np.zeros((int(side.num_users), unit.shape[1]))
-        np.add.at(user_sum, tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
+        if "user_sum" not in side._cache:  # (global: made once, shared by the blocks)
+            hist_attr = side.item_attr[side.train_item]  # type: ignore[index]
+            ok = hist_attr >= 0
+            side._cache["user_sum"] = np.zeros((int(side.num_users), unit.shape[1]))
+            np.add.at(side._cache["user_sum"], tu[ok], unit[hist_attr[ok]])  # type: ignore[index]
+        user_sum = side._cache["user_sum"]
         row_attr = side.rows(side.doc_attr, lists.docs[top])
         good = has & (row_attr >= 0)
         sim_sum[good] = np.einsum("ij,ij->i", unit[row_attr[good]], user_sum[user[good]])
     else:
-        s = _item_similarity(side)
+        s = None if "sim_dense" in side._cache else _item_similarity(side)  # (made once, then the dense table)
         item = side.rows(side.doc_item, lists.docs[top])  # type: ignore[arg-type]
         good = np.flatnonzero(has & (item >= 0))
         if good.size:
@@ -247,11 +256,14 @@ def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.n
     """Σ_{j ∈ H_u} sim(i, j) for every (u, i): the (u, i, j) triples are formed in chunks and each sim(i, j)
     is read from a dense items × items table when the catalog is small (≤ 5,792 items: ≤ 256 MB), else looked
     up in the sorted keys of the sparse similarity (work ∝ |top-k| · |H_u|, no user × item matrix)."""
-    n_items = s.shape[0]
+    n_items = side.item_users.shape[0]  # type: ignore[union-attr]
     dense = keys = data = None
     if n_items * n_items <= _DENSE_SIM_MAX:  # one gather per triple instead of a binary search
         if "sim_dense" not in side._cache:
             side._cache["sim_dense"] = np.asarray(s.toarray(), dtype=np.float64).reshape(-1)
+            # the sparse form is not kept beside it (~0.3 GB for 5,000 items co-occurring densely); ILD's
+            # co-occurrence, if asked too, makes it again once
+            side._cache.pop("sim", None)
         dense = side._cache["sim_dense"]
     else:
         if "sim_keys" not in side._cache:
@@ -260,7 +272,9 @@ def _history_similarity(s: Any, side: RecsysInputs, user: np.ndarray, item: np.n
             side._cache["sim_keys"] = rows * n_items + s.indices
         keys, data = side._cache["sim_keys"], s.data
     tu = side.train_user
-    starts = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]  # sorted by user
+    if "hist_starts" not in side._cache:  # (the training rows are sorted by user)
+        side._cache["hist_starts"] = np.searchsorted(tu, np.arange(int(side.num_users) + 1))  # type: ignore[arg-type]
+    starts = side._cache["hist_starts"]
     h_len = np.diff(starts)[user]
     out = np.zeros(user.size)
     chunk = max(1, 1_000_000 // max(int(h_len.max(initial=1)), 1))
@@ -333,95 +347,27 @@ def auc(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> np.
 
 def pooled_auc(lists: RankedLists, m: Measure) -> float:
     """Mann–Whitney AUC over all users' judged items by score; unlisted judged items score −∞; ties ½."""
-    rel = rel_threshold(m)
-    lab = lists.labels
-    is_rel = relevant(lab, rel)
-    is_nr = (lab >= 0) & (lab < rel)
-    pos_ret = int(is_rel.sum())
-    neg_ret = int(is_nr.sum())
-    pos = int(lists.num_relevant(rel).sum())
-    neg = int(lists.num_judged_nonrelevant(rel).sum())
-    if pos == 0 or neg == 0:
-        return float("nan")
-    scores = np.concatenate(
-        (lists.scores[is_rel], lists.scores[is_nr], np.full(pos - pos_ret + neg - neg_ret, -np.inf))
-    )
-    positive = np.zeros(scores.shape, dtype=bool)
-    positive[:pos_ret] = True
-    positive[pos_ret + neg_ret : pos_ret + neg_ret + pos - pos_ret] = True
-    ranks = _average_ranks(scores)  # ties share their average rank (−∞ ties with −∞)
-    return float((ranks[positive].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
-
-
-def _average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, ties given the mean of their ranks (scipy.stats.rankdata's ``average``)."""
-    order = np.argsort(values, kind="stable")
-    sorted_values = values[order]
-    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
-    ends = np.r_[starts[1:], values.size]
-    group_rank = (starts + ends + 1) / 2.0
-    ranks = np.empty(values.size)
-    ranks[order] = np.repeat(group_rank, ends - starts)
-    return ranks
-
-
-def _keys(lists: RankedLists, side: RecsysInputs | None) -> tuple[np.ndarray, int]:
-    """One code per distinct item for every run document code (``lists.doc_ids`` names every row)."""
-    if side is not None and side.doc_key is not None:
-        return side.doc_key, side.num_keys
-    return np.arange(len(lists.doc_ids)), len(lists.doc_ids)
-
-
-def _exposures(lists: RankedLists, m: Measure, side: RecsysInputs | None) -> np.ndarray:
-    """Top-k exposures per distinct item."""
-    key, n = _keys(lists, side)
-    return np.bincount(key[lists.docs[_top(lists, m)]], minlength=n).astype(np.float64)
-
-
-def _catalog_exposures(lists: RankedLists, m: Measure, side: RecsysInputs) -> np.ndarray:
-    size = _need(side.catalog_size, m, "a catalog: the training interactions (--train) or the item catalog (--items)")
-    code = side.rows(side.doc_catalog, lists.docs[_top(lists, m)])  # type: ignore[arg-type]
-    return np.bincount(code[code >= 0], minlength=size).astype(np.float64)
+    return Accumulator(m).add(lists, None).value()
 
 
 def coverage(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
     """|recommended catalogue items| / |catalog|."""
-    x = _catalog_exposures(lists, m, side)
-    return float(np.count_nonzero(x)) / x.size if x.size else float("nan")
+    return Accumulator(m).add(lists, side).value()
 
 
 def entropy_coverage(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
     """−Σ p_i log2 p_i over the recommended items."""
-    x = _exposures(lists, m, side)
-    x = x[x > 0]
-    if x.size == 0:
-        return float("nan")
-    p = x / x.sum()
-    return float(-(p * np.log2(p)).sum())
+    return Accumulator(m).add(lists, side).value()
 
 
 def gini(lists: RankedLists, m: Measure, side: RecsysInputs) -> float:
     """Σ_j (2j − n − 1) x_(j) / (n Σx) over the catalog's exposure counts sorted ascending."""
-    x = np.sort(_catalog_exposures(lists, m, side))
-    n = x.size
-    if n == 0 or x.sum() == 0:
-        return float("nan")
-    j = np.arange(1, n + 1, dtype=np.float64)
-    return float(((2.0 * j - n - 1.0) * x).sum() / (n * x.sum()))
+    return Accumulator(m).add(lists, side).value()
 
 
 def personalization(lists: RankedLists, m: Measure, side: RecsysInputs | None = None) -> float:
     """1 − mean cosine of users' binary top-k vectors, from w_i = Σ_{u ∋ i} 1/√k_u (no pairs formed)."""
-    top = _top(lists, m)
-    q = lists.row_query[top]
-    k_u = np.bincount(q, minlength=lists.num_queries).astype(np.float64)
-    users = int(np.count_nonzero(k_u))
-    if users < 2:
-        return float("nan")
-    key, n = _keys(lists, side)
-    w = np.bincount(key[lists.docs[top]], weights=1.0 / np.sqrt(k_u[q]), minlength=n)
-    pair_sum = (float((w * w).sum()) - users) / 2.0
-    return 1.0 - pair_sum / (users * (users - 1) / 2.0)
+    return Accumulator(m).add(lists, side).value()
 
 
 #: family name → kernel(lists, measure, side inputs): per-list values, or one value for a system-level measure
@@ -440,10 +386,11 @@ RECSYS_KERNELS: dict[str, Callable[[RankedLists, Measure, Any], Any]] = {
 }
 
 
-def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
-    """What the recommender measures left out: recommended items absent from the training data
-    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
-    notes: list[str] = []
+def recsys_note_counts(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[tuple[str, str, int, int]]:
+    """What the recommender measures left out, as counts: ``(head, tail, absent, total)`` for recommended
+    items absent from the training data (Novelty), from the catalog (Coverage, Gini) or from the item catalog
+    (ILD); the note is ``f"{head}: {absent:,} of {total:,} {tail}"`` (blocks add their counts)."""
+    counts: list[tuple[str, str, int, int]] = []
     seen: set[tuple[str, int | None]] = set()
     for m in measures:
         what = {"Novelty": ("doc_item", "not in the training data: left out of Novelty"),
@@ -459,6 +406,11 @@ def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[
         top = _top(lists, m)
         codes = side.rows(getattr(side, what[0]), lists.docs[top])
         absent = int(np.count_nonzero(codes < 0))
-        if absent:
-            notes.append(f"{m}: {absent:,} of {codes.size:,} top-{m.cutoff} recommendations are of items {what[1]}")
-    return notes
+        counts.append((str(m), f"top-{m.cutoff} recommendations are of items {what[1]}", absent, int(codes.size)))
+    return counts
+
+
+def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
+    """What the recommender measures left out: recommended items absent from the training data
+    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
+    return [f"{h}: {a:,} of {n:,} {t}" for h, t, a, n in recsys_note_counts(lists, measures, side) if a]
