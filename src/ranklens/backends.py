@@ -82,14 +82,19 @@ def forced() -> str | None:
 
 
 def compiled_declines(
-    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None
+    measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None,
+    *, columns: bool = False,
 ) -> str | None:
     """Why the compiled provider does not take these inputs (None: it takes them, unless reading says
-    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input."""
+    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input.
+    ``columns``: the inputs are Arrow columns in memory (a Spark bucket's rows, read by
+    ``_cexpress.evaluate_columns``), not files; ``qrels`` and ``runs`` are then not looked at."""
     from ranklens import express
 
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
+    if reason is None and columns:
+        return None
     if reason is None and stream is not None:
         reason = f"stream={stream} asked for (the compiled pass chooses how it reads)"
     if reason is None and not isinstance(qrels, str):
@@ -112,12 +117,14 @@ def choose_backend(
     stream: bool | None = None,
     engine: str = "memory",
     note: bool = True,
+    columns: bool = False,
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
     first provider of :data:`BACKENDS` that does not decline (``RANKLENS_BACKEND`` forces one). ``note``:
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
-    one may still decline while reading: :func:`run_compiled` writes its note).
+    one may still decline while reading: :func:`run_compiled` writes its note). ``columns``: the inputs are
+    Arrow columns (the Spark engine's buckets: :func:`compiled_declines`).
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -130,7 +137,7 @@ def choose_backend(
     elif want == "reference":
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
-        reason = compiled_declines(measures, policy, qrels, runs, stream)
+        reason = compiled_declines(measures, policy, qrels, runs, stream, columns=columns)
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")
         elif want == "compiled":
