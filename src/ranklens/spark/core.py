@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -379,6 +381,12 @@ def evaluate_arrow(
     errors = [row for row in rows if row["kind"] == 2]
     if errors:
         raise _rebuild_error(errors[0]["query_id"])
+    by_backend = [row["query_id"] for row in rows if row["kind"] == BACKEND_ROW]
+    if specs is not None and os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
+        sys.stderr.write(
+            f"ranklens: debug: spark buckets: the compiled pass evaluated {by_backend.count('compiled')} of "
+            f"{len(by_backend)} (the reference engine the others)\n"
+        )
     per_order: dict[int, dict[str, int]] = {}
     index: dict[str, int] = {}
     cells: list[tuple[int, int, float]] = []
@@ -545,6 +553,9 @@ def _pair_key(q: Any, d: Any) -> tuple[bytes, bytes]:
     return tuple(b"" if v is None else b"\x00" + str(v).encode("utf-8") for v in (q, d))  # type: ignore[return-value]
 
 
+#: the row kind saying which backend evaluated a bucket (counted on the driver: the ``RANKLENS_DEBUG`` note)
+BACKEND_ROW = 8
+
 #: the columns of the rows a bucket sends back
 ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
 
@@ -572,6 +583,8 @@ def _bucket_function(
                 run_t = run_in if arrow else pa.Table.from_pandas(run_in, preserve_index=False)
                 qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in, preserve_index=False)
                 rows = compiled_bucket(run_t, qrels_t, specs, len(STATS))
+                if rows is not None:
+                    rows.append((BACKEND_ROW, "compiled", 0, 1.0))
             if rows is None and check_duplicates:  # (the compiled pass declines on a duplicate: found here)
                 run_t = run_in if arrow else pa.Table.from_pandas(run_in[["query_id", "doc_id"]], preserve_index=False)
                 qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in[["query_id", "doc_id"]], preserve_index=False)
@@ -584,6 +597,7 @@ def _bucket_function(
                 run_pdf = run_in.to_pandas() if arrow else run_in
                 qrels_pdf = qrels_in.to_pandas() if arrow else qrels_in
                 rows = evaluate_bucket(run_pdf, qrels_pdf, measures, p, label_kind, top, plan, once)
+                rows.append((BACKEND_ROW, "reference", 0, 1.0))
         except RanklensError as e:
             detail = (type(e).__name__, e.source, e.detail) if isinstance(e, FormatError) else (type(e).__name__, "", str(e))
             rows = [(2, "\x1f".join(detail), 0, 0.0, None, None)]
