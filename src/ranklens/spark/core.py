@@ -129,8 +129,8 @@ def evaluate(
         name: the run's name in the Results.
         buckets: hash buckets of the query id for the Arrow path (default: ``spark.sql.shuffle.partitions``);
             one bucket's rows are evaluated in one Python worker's memory.
-        check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (a
-            ``groupBy`` count; one shuffle each).
+        check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (the SQL
+            path: a ``groupBy`` count, one shuffle each; the Arrow path: in its buckets, no job of its own).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
         sources: the names of the run and the qrels in messages (the files they were read from); by default
             ``<run DataFrame>`` and ``<qrels DataFrame>``.
@@ -372,12 +372,12 @@ def evaluate_arrow(
         shared.unpersist()
     from ranklens.spark.worker import DUPLICATE
 
-    for side, what in enumerate(("run", "qrels")):  # (before any other refusal, as a check of its own was)
-        dups = [row for row in rows if row["kind"] == DUPLICATE and row["measure"] == side]
+    for k, what in enumerate(("run", "qrels")):  # (before any other refusal, as a check of its own was)
+        dups = [row for row in rows if row["kind"] == DUPLICATE and row["measure"] == k]
         if dups:
             first = min(dups, key=lambda row: _pair_key(row["query_id"], row["doc_id"]))
             extra = sum(int(row["value"]) for row in dups)
-            raise duplicate_error(what, first["query_id"], first["doc_id"], extra, sources[side])
+            raise duplicate_error(what, first["query_id"], first["doc_id"], extra, sources[k])
     errors = [row for row in rows if row["kind"] == 2]
     if errors:
         raise _rebuild_error(errors[0]["query_id"])
