@@ -107,14 +107,19 @@ def forced() -> str | None:
 def compiled_declines(
     measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None,
     inputs: str = "files",
+    *, columns: bool = False,
 ) -> str | None:
     """Why the compiled provider does not take these inputs (None: it takes them, unless reading says
     otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input
-    (``inputs="memory"``: frames, Arrow tables and dicts, :func:`ranklens.memory.inputs_declined`)."""
+    (``inputs="memory"``: frames, Arrow tables and dicts, :func:`ranklens.memory.inputs_declined`).
+    ``columns``: the inputs are Arrow columns in memory (a Spark bucket's rows, read by
+    ``_cexpress.evaluate_columns``), not files; ``qrels`` and ``runs`` are then not looked at."""
     from ranklens import express
 
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
+    if reason is None and columns:
+        return None
     if inputs == "memory":
         from ranklens.memory import inputs_declined
 
@@ -167,6 +172,7 @@ def choose_backend(
     note: bool = True,
     inputs: str = "files",
     needs: str = "values",
+    columns: bool = False,
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
@@ -176,7 +182,8 @@ def choose_backend(
     one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
     (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
     provides: the compiled pass returns values. ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
-    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`).
+    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`). ``columns``: the inputs are Arrow columns
+    (the Spark engine's buckets: :func:`compiled_declines`).
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -196,7 +203,7 @@ def choose_backend(
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
         reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
-            measures, policy, qrels, runs, stream, inputs
+            measures, policy, qrels, runs, stream, inputs, columns=columns
         )
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")

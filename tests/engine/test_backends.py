@@ -234,3 +234,23 @@ def test_inputs_it_does_not_take_are_declined(qrels: object, runs: list[str], st
     choice = choose_backend(parse_many(["P@5"]), None, qrels, runs, stream=stream)
     assert choice.name == "reference"
     assert reason in choice.declined[0][1]
+
+
+def test_columns_are_an_input_kind_of_the_compiled_provider(monkeypatch):
+    """The Spark engine's buckets (Arrow columns, issue 30) are asked of the one dispatcher: taken as files
+    are, the measures and the policy declined the same way."""
+    from ranklens.backends import choose_backend, compiled_declines
+    from ranklens.engine.policy import EvalPolicy
+    from ranklens.express import available
+    from ranklens.measures import parse_many
+
+    monkeypatch.delenv("RANKLENS_BACKEND", raising=False)
+    if not available():
+        pytest.skip("the compiled pass is not built here")
+    assert compiled_declines(parse_many(["nDCG@10", "AP"]), EvalPolicy(), None, [], columns=True) is None
+    assert compiled_declines(parse_many(["nDCG@10"]), EvalPolicy(), None, []) == "qrels given as NoneType, not a file path"
+    assert choose_backend(parse_many(["nDCG@10"]), None, None, [], columns=True, note=False).name == "compiled"
+    said = compiled_declines(parse_many(["nDCG(gain=exp)@10"]), None, None, [], columns=True)
+    assert said == "nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear"
+    said = compiled_declines(parse_many(["AP"]), EvalPolicy(missing="zero"), None, [], columns=True)
+    assert said is not None and said.startswith("policy missing='zero'")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -127,8 +129,8 @@ def evaluate(
         name: the run's name in the Results.
         buckets: hash buckets of the query id for the Arrow path (default: ``spark.sql.shuffle.partitions``);
             one bucket's rows are evaluated in one Python worker's memory.
-        check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (a
-            ``groupBy`` count; one shuffle each).
+        check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (the SQL
+            path: a ``groupBy`` count, one shuffle each; the Arrow path: in its buckets, no job of its own).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
         sources: the names of the run and the qrels in messages (the files they were read from); by default
             ``<run DataFrame>`` and ``<qrels DataFrame>``.
@@ -166,16 +168,18 @@ def evaluate(
     run_source, qrels_source = sources or DATAFRAMES
     run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run", run_source)
     qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels", qrels_source)
-    if check_duplicates:
-        reject_duplicates(run, "run", "appears twice for query", "A ranking lists each document once", run_source)
-        reject_duplicates(qrels, "qrels", "is judged twice for query", "Remove the duplicates", qrels_source)
+    if check_duplicates and path == "sql":  # (the Arrow path checks in its buckets: no job of its own)
+        reject_duplicates(run, "run", *DUPLICATE_WORDS["run"], run_source)
+        reject_duplicates(qrels, "qrels", *DUPLICATE_WORDS["qrels"], qrels_source)
     if path == "sql":
         from ranklens.spark.sql import evaluate_sql
 
         per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy, (run_source, qrels_source))
         side: list[Any] = []
     else:  # (and the bucket notes merged, the system-level values computed on the driver)
-        per_query, qids, values, stats, persisted, *side = evaluate_arrow(run, qrels, probe, policy, buckets)
+        per_query, qids, values, stats, persisted, *side = evaluate_arrow(
+            run, qrels, probe, policy, buckets, check_duplicates, (run_source, qrels_source)
+        )
     stats = stats if isinstance(stats, list) else [stats]  # one per ranking order (the Arrow path)
     if policy.missing == "error" and stats[0]["qrels_only_queries"]:
         raise_missing(run, qrels, stats[0]["qrels_only_queries"], run_source if sources else f"<{name} DataFrame>")
@@ -222,8 +226,16 @@ def select_roles(
     return df.select(*cols)
 
 
+#: how a duplicated pair of the run and of the qrels is worded (the verb, the advice)
+DUPLICATE_WORDS = {
+    "run": ("appears twice for query", "A ranking lists each document once"),
+    "qrels": ("is judged twice for query", "Remove the duplicates"),
+}
+
+
 def reject_duplicates(df: Any, what: str, verb: str, advice: str, source: str | None = None) -> None:
-    """A (query, document) pair counted more than once: :class:`DuplicateError` naming it."""
+    """A (query, document) pair counted more than once: :class:`DuplicateError` naming it (the SQL path's
+    check, one aggregate per input; the Arrow path counts in its buckets: :func:`duplicate_error`)."""
     from pyspark.sql import functions as F
 
     dups = df.groupBy("query_id", "doc_id").count().filter(F.col("count") > 1)
@@ -231,11 +243,18 @@ def reject_duplicates(df: Any, what: str, verb: str, advice: str, source: str | 
         F.sum(F.col("count") - 1).alias("extra"), F.min(F.struct("query_id", "doc_id")).alias("first")
     ).collect()[0]
     if row["extra"]:
-        q, d = row["first"]["query_id"], row["first"]["doc_id"]
-        kind = "row(s)" if what == "run" else "pair(s)"
-        raise DuplicateError(
-            source or f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {row['extra']} duplicate {kind} in all. {advice}"
-        )
+        raise duplicate_error(what, row["first"]["query_id"], row["first"]["doc_id"], int(row["extra"]), source)
+
+
+def duplicate_error(what: str, q: Any, d: Any, extra: int, source: str | None = None) -> DuplicateError:
+    """The :class:`DuplicateError` of ``extra`` duplicates in the ``what`` input, the first being (q, d).
+
+    >>> str(duplicate_error("run", "q1", "d3", 2))
+    "<run DataFrame>: document 'd3' appears twice for query 'q1'; 2 duplicate row(s) in all. A ranking lists each document once"
+    """
+    verb, advice = DUPLICATE_WORDS[what]
+    kind = "row(s)" if what == "run" else "pair(s)"
+    return DuplicateError(source or f"<{what} DataFrame>", f"document '{d}' {verb} '{q}'; {extra} duplicate {kind} in all. {advice}")
 
 
 def raise_missing(run: Any, qrels: Any, count: int, source: str) -> None:
@@ -291,8 +310,16 @@ def finish(
 # ── the Arrow path ──────────────────────────────────────────────────────────────────────────────────────
 
 
-def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, buckets: int | None) -> tuple[Any, ...]:
+def evaluate_arrow(
+    run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, buckets: int | None, check_duplicates: bool = True,
+    sources: tuple[str, str] = ("<run DataFrame>", "<qrels DataFrame>"),
+) -> tuple[Any, ...]:
+    """The Arrow path: one co-grouped shuffle by a hash bucket of the query id, each bucket evaluated in a
+    Python worker (the compiled pass when the dispatcher chose it, else or where it declines the reference
+    engine), the duplicate check folded into the buckets (:mod:`ranklens.spark.worker`)."""
     from pyspark.sql import functions as F
+
+    from ranklens.backends import choose_backend
 
     spark = run.sparkSession
     n = int(buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
@@ -315,21 +342,51 @@ def evaluate_arrow(run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, b
         stats_once = train_statistics(probe)
         shared = spark.sparkContext.broadcast((side.train, side.catalog, side.exclude_seen, stats_once))
     plan = system_plan(probe.measures)
+    # the compiled pass in the workers when the one dispatcher takes these measures and this policy for Arrow
+    # columns (a bucket it declines goes to the reference engine)
+    specs = None
+    if shared is None and not plan:
+        choice = choose_backend(probe.measures, bucket_policy, None, [], columns=True)
+        if choice.name == "compiled":
+            from ranklens.backends import debug_note
+            from ranklens.express import express_specs
+
+            specs = express_specs(probe.measures)
+            debug_note(choice)
     bucket = F.pmod(F.xxhash64("query_id"), F.lit(n)).alias("_bucket")
     r = run.select(bucket, "*", F.monotonically_increasing_id().alias("_row"))
     q = qrels.select(bucket, "*")
     schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
-    # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's
-    top = qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
-    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan)
+    # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's (the
+    # compiled pass's measures do not read it: no job for it then)
+    top = None if specs is not None else qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
+    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan, specs, check_duplicates)
+    grouped = r.groupBy("_bucket").cogroup(q.groupBy("_bucket"))
     with pandas_checks_quiet():
-        out = r.groupBy("_bucket").cogroup(q.groupBy("_bucket")).applyInPandas(fn, schema).persist()
+        if hasattr(grouped, "applyInArrow"):  # (pyspark 4: the bucket's Arrow batches, no pandas between)
+            out = grouped.applyInArrow(_arrow_function(fn), schema).persist()
+        else:
+            out = grouped.applyInPandas(fn, schema).persist()
         rows = out.collect()
     if shared is not None:
         shared.unpersist()
+    from ranklens.spark.worker import DUPLICATE
+
+    for k, what in enumerate(("run", "qrels")):  # (before any other refusal, as a check of its own was)
+        dups = [row for row in rows if row["kind"] == DUPLICATE and row["measure"] == k]
+        if dups:
+            first = min(dups, key=lambda row: _pair_key(row["query_id"], row["doc_id"]))
+            extra = sum(int(row["value"]) for row in dups)
+            raise duplicate_error(what, first["query_id"], first["doc_id"], extra, sources[k])
     errors = [row for row in rows if row["kind"] == 2]
     if errors:
         raise _rebuild_error(errors[0]["query_id"])
+    by_backend = [row["query_id"] for row in rows if row["kind"] == BACKEND_ROW]
+    if specs is not None and os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
+        sys.stderr.write(
+            f"ranklens: debug: spark buckets: the compiled pass evaluated {by_backend.count('compiled')} of "
+            f"{len(by_backend)} (the reference engine the others)\n"
+        )
     per_order: dict[int, dict[str, int]] = {}
     index: dict[str, int] = {}
     cells: list[tuple[int, int, float]] = []
@@ -491,30 +548,84 @@ def merge_notes(phases: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, list
     return out
 
 
+def _pair_key(q: Any, d: Any) -> tuple[bytes, bytes]:
+    """A (query, document) pair's place in Spark's order of strings (bytewise; a null first)."""
+    return tuple(b"" if v is None else b"\x00" + str(v).encode("utf-8") for v in (q, d))  # type: ignore[return-value]
+
+
+#: the row kind saying which backend evaluated a bucket (counted on the driver: the ``RANKLENS_DEBUG`` note)
+BACKEND_ROW = 8
+
+#: the columns of the rows a bucket sends back
+ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
+
+
 def _bucket_function(
     measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
-    plan: Mapping[int, Any] | None = None,
+    plan: Mapping[int, Any] | None = None, specs: tuple[tuple[int, int], ...] | None = None,
+    check_duplicates: bool = True,
 ) -> Any:
-    """The function applied to every co-grouped bucket (pickled to the Python workers with its closure)."""
+    """The function applied to every co-grouped bucket (pickled to the Python workers with its closure):
+    ``(key, run, qrels)`` → the bucket's rows; the inputs pandas frames (``applyInPandas``) or Arrow tables
+    (``applyInArrow``), the rows given back a pandas frame or an Arrow table alike. ``specs``: the compiled
+    pass's (the dispatcher chose it on the driver)."""
 
-    def evaluate_group(key: Any, run_pdf: Any, qrels_pdf: Any) -> Any:
-        import pandas as pd
+    def evaluate_group(key: Any, run_in: Any, qrels_in: Any) -> Any:
+        import pyarrow as pa
 
         from ranklens.errors import FormatError, RanklensError
+        from ranklens.spark.worker import compiled_bucket, duplicate_rows
 
-        columns = ["kind", "query_id", "measure", "value", "doc_id", "label"]
+        arrow = isinstance(run_in, pa.Table)
         try:
-            p, once = policy, None
-            if shared is not None:
-                train, catalog, exclude_seen, once = shared.value
-                p = policy.replace(train=train, items=catalog, exclude_seen=exclude_seen)
-            rows = evaluate_bucket(run_pdf, qrels_pdf, measures, p, label_kind, top, plan, once)
-            return pd.DataFrame([row + (None,) * (6 - len(row)) for row in rows], columns=columns)
+            rows = None
+            if specs is not None:
+                run_t = run_in if arrow else pa.Table.from_pandas(run_in, preserve_index=False)
+                qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in, preserve_index=False)
+                rows = compiled_bucket(run_t, qrels_t, specs, len(STATS))
+                if rows is not None:
+                    rows.append((BACKEND_ROW, "compiled", 0, 1.0))
+            if rows is None and check_duplicates:  # (the compiled pass declines on a duplicate: found here)
+                run_t = run_in if arrow else pa.Table.from_pandas(run_in[["query_id", "doc_id"]], preserve_index=False)
+                qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in[["query_id", "doc_id"]], preserve_index=False)
+                rows = duplicate_rows(run_t, 0) + duplicate_rows(qrels_t, 1) or None
+            if rows is None:  # the reference engine, on the frames applyInPandas gives (its checks' one input)
+                p, once = policy, None
+                if shared is not None:
+                    train, catalog, exclude_seen, once = shared.value
+                    p = policy.replace(train=train, items=catalog, exclude_seen=exclude_seen)
+                run_pdf = run_in.to_pandas() if arrow else run_in
+                qrels_pdf = qrels_in.to_pandas() if arrow else qrels_in
+                rows = evaluate_bucket(run_pdf, qrels_pdf, measures, p, label_kind, top, plan, once)
+                rows.append((BACKEND_ROW, "reference", 0, 1.0))
         except RanklensError as e:
             detail = (type(e).__name__, e.source, e.detail) if isinstance(e, FormatError) else (type(e).__name__, "", str(e))
-            return pd.DataFrame([(2, "\x1f".join(detail), 0, 0.0, None, None)], columns=columns)
+            rows = [(2, "\x1f".join(detail), 0, 0.0, None, None)]
+        return _rows_out([row + (None,) * (6 - len(row)) for row in rows], arrow)
 
     return evaluate_group
+
+
+def _rows_out(rows: list[tuple], arrow: bool) -> Any:
+    """A bucket's rows as the frame its UDF returns: an Arrow table of the result schema, or a pandas frame."""
+    if not arrow:
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=ROW_COLUMNS)
+    import pyarrow as pa
+
+    types = [pa.int32(), pa.string(), pa.int32(), pa.float64(), pa.string(), pa.float64()]
+    cols = list(zip(*rows)) if rows else [()] * 6
+    return pa.table([pa.array(list(c), t) for c, t in zip(cols, types)], names=ROW_COLUMNS)
+
+
+def _arrow_function(fn: Any) -> Any:
+    """``fn`` as ``applyInArrow`` calls it: ``(key, run table, qrels table)`` → an Arrow table."""
+
+    def evaluate_arrow_group(key: Any, run_t: Any, qrels_t: Any) -> Any:
+        return fn(key, run_t, qrels_t)
+
+    return evaluate_arrow_group
 
 
 class _GlobalTopEvaluator(Evaluator):
