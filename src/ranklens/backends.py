@@ -119,6 +119,11 @@ def compiled_declines(
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
     if reason is None and columns:
+        # a bucket's columns hold only the run's rows: the pass cannot add the queries a run lacks (the file
+        # pass reads them from the qrels file: _cexpress.qrels_query_ids), so missing='zero' stays with the
+        # reference engine in the workers
+        if getattr(policy, "missing", None) == "zero":
+            return "policy missing='zero' on Arrow columns (the pass adds absent queries only when reading files)"
         return None
     if inputs == "memory":
         from ranklens.memory import inputs_declined
