@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,15 +17,21 @@ if str(REPO) not in sys.path:
 from bench import recsys_bench  # noqa: E402
 
 
-def test_streamed_and_whole_agree(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(REPO)  # (the children run ``python -m bench.recsys_bench``)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")]))
+def _bench(*args: str) -> dict:
+    """``python -m bench.recsys_bench ARGS`` in a fresh, small process: its children's ``ru_maxrss`` then starts
+    from that process's size, not from this test process's (Linux keeps the high-water mark across exec)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "bench.recsys_bench", *args], cwd=REPO, env=env, check=True,
+                          capture_output=True, text=True, timeout=600)
+    return json.loads(done.stdout)
+
+
+def test_streamed_and_whole_agree(tmp_path, monkeypatch):
     monkeypatch.setattr(recsys_bench, "CHUNK_USERS", 70)  # several generated row groups
     data = str(tmp_path / "data")
-    recsys_bench.main(["--users", "300", "--list", "20", "--items", "50", "--train", "4", "--data", data])
-    streamed = json.loads(capsys.readouterr().out)
-    recsys_bench.main(["--users", "300", "--data", data, "--mode", "memory", "--only-all"])
-    whole = json.loads(capsys.readouterr().out)
+    recsys_bench.generate(data, 300, 20, 50, 4)
+    streamed = _bench("--users", "300", "--data", data)
+    whole = _bench("--users", "300", "--data", data, "--mode", "memory", "--only-all")
     assert streamed["all"]["users"] == whole["all"]["users"] == 300
     assert streamed["all"]["values"] == whole["all"]["values"]
     assert len(streamed["all"]["values"]) == 13 and streamed["nDCG@10"]["users"] == 300
