@@ -187,10 +187,21 @@ def test_ndcg_and_dcg_equal_the_engine_on_hand_built_window_qrels(log, report) -
             assert rows[key]["ci"] == pytest.approx([values.mean() - half, values.mean() + half], abs=1e-6)
 
 
-def test_ips_dcg_is_the_click_average_on_policy_and_covers_the_truth(log, report) -> None:
+@pytest.fixture(scope="module")
+def report_analytic(log) -> dict:
+    imp_path, ev_path, rules_path, *_ = log
+    out = CliRunner().invoke(cli, ["windows", str(imp_path), str(ev_path), "--labels", str(rules_path), "--window", "1d",
+                                   "-m", "IPS-DCG@10", "--segment-col", "segment", "--system-col",
+                                   "system", "--label-delay", "24h", "--as-of", _iso(AS_OF), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("interval", ["bootstrap", "analytic"])
+def test_ips_dcg_is_the_click_average_on_policy_and_covers_the_truth(log, report, report_analytic, interval) -> None:
     *_, imp, ev, truth = log
     hand = _by_hand(imp, ev)
-    rows = _rows(report, "IPS-DCG@10")
+    rows = _rows(report if interval == "bootstrap" else report_analytic, "IPS-DCG@10")
     covered = 0
     closed = [key for key, w in rows.items() if not w["provisional"]]
     for key, (_, _, used) in hand.items():

@@ -39,7 +39,8 @@ _EV_ROLES = ("request", "item", "event", "timestamp", "value")
 @click.option("--impressions-columns", help="ROLE=COLUMN,… for request, query, item, position, score, timestamp.")
 @click.option("--events-columns", help="ROLE=COLUMN,… for request, item, event, timestamp, value.")
 @click.option("--click-signal", default="click", show_default=True, help="The rules' event signal IPS-DCG counts as clicks.")
-@click.option("--boot", default=1000, show_default=True, type=click.IntRange(0), help="Bootstrap replicates for IPS intervals.")
+@click.option("--boot", default=0, show_default=True, type=click.IntRange(0),
+              help="Bootstrap replicates for IPS intervals (0: the analytic interval, normal or delta method).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @json_format_option
 def command(impressions: str, events: str, rules: str, window: str, measures: tuple[str, ...], segment_col: str | None,
