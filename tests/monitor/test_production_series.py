@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from .conftest import TOKEN
+from .conftest import TOKEN, backends, in_process_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 DAY = 86400
@@ -21,16 +20,9 @@ T0 = 1767571200  # 2026-01-05T00:00:00Z
 RULES = {"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0}
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Any]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-        from fastapi.testclient import TestClient
-
-    from ranklens.monitor.app import Settings, create_app
-
-    settings = Settings(db_url=f"sqlite:///{tmp_path / 'p.db'}", token=TOKEN, run_worker=False, read_rate="off")
-    with TestClient(create_app(settings)) as c:
+@pytest.fixture(params=backends())
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    with in_process_app(request.param, tmp_path) as c:
         yield c
 
 
