@@ -152,3 +152,32 @@ def test_production_alerts_live_in_the_alert_table_with_their_own_key(app: Any) 
     assert states == [("production", "resolved"), ("snapshot", "firing"), ("snapshot", "firing")]
     page = app.get("/projects/mix/alerts", headers=AUTH)
     assert page.status_code == 200 and "production window 2026-01-05T00:00:00Z" in page.text
+
+
+def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path) -> None:
+    """With ``refresh_interval`` the server refreshes by itself; a pass without new data stores nothing
+    (counters, not clocks: the test waits for the refresher's counts)."""
+    import time
+
+    with in_process_app("sqlite", tmp_path, refresh_interval=0.05) as app:
+        refresher = app.app.state.refresher
+        imps = [_imp("r1", "a", 1, T0 + 3600), _imp("r1", "b", 2, T0 + 3600)]
+        app.post("/api/v1/projects/bg/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700)]}, headers=AUTH)
+        app.post("/api/v1/projects/bg/windows/refresh", json={"labels": RULES, "window": "1d", "measures": ["nDCG@10"]}, headers=AUTH)
+
+        def wait(pred: Any) -> None:
+            deadline = time.monotonic() + 60
+            while not pred() and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+        wait(lambda: refresher.refreshed >= 1)  # its first pass: nothing seen yet → refreshes, no new revision
+        passes = refresher.passes
+        wait(lambda: refresher.passes >= passes + 2)
+        assert refresher.refreshed == 1 and refresher.skipped >= 1 and refresher.failures == 0
+        assert app.get("/api/v1/projects/bg/windows", headers=AUTH).json()["windows"][0]["revision"] == 1
+        app.post("/api/v1/projects/bg/ingest", json={"events": [_click("r1", "a", T0 + 5 * 3600)]}, headers=AUTH)
+        wait(lambda: refresher.refreshed >= 2)
+        w = app.get("/api/v1/projects/bg/windows", headers=AUTH).json()["windows"][0]
+        assert w["revision"] == 2 and w["value"] == pytest.approx(1.0, abs=1e-12)
+    with in_process_app("sqlite", tmp_path / "off") as app:
+        assert app.app.state.refresher is None  # off unless configured
