@@ -7,6 +7,7 @@ refresh_windows` as ``POST …/windows/refresh``: one engine). Without new data 
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import Any
@@ -69,7 +70,7 @@ class Refresher:
                 self.skipped += 1
                 continue
             try:
-                result = self.db.write(lambda s, name=name: refresh_windows(s, name))
+                result = self.db.write(functools.partial(refresh_windows, project=name))
             except Exception as exc:  # a project's bad data must not stop the others
                 self.failures += 1
                 log.warning("background refresh of project %r failed: %s", name, exc)

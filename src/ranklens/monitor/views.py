@@ -952,7 +952,7 @@ def alerts_view(s: Session, name: str, *, state: str | None = None, limit: int =
                 "message": a.message,
                 "started_at": iso(a.started_at),
                 "resolved_at": iso(a.resolved_at),
-                "first_snapshot": cids.get(a.first_snapshot_id),
+                "first_snapshot": cids.get(a.first_snapshot_id) if a.first_snapshot_id else None,
                 "resolved_snapshot": cids.get(a.resolved_snapshot_id) if a.resolved_snapshot_id else None,
                 "source": a.source,
                 "window": a.window_start,
