@@ -36,7 +36,7 @@ def logs() -> tuple[pl.DataFrame, pl.DataFrame]:
 def rows(logs) -> dict:
     imp, ev = logs
     rep = compute_windows(imp, ev, RULES, window="1h", label_delay="1h", segment_col="segment", system_col="system",
-                          measures=["nDCG@10", "DCG@10", "IPS-DCG@10", "SNIPS-DCG@10"])
+                          measures=["nDCG@10", "DCG@10", "IPS-DCG@10", "SNIPS-DCG@10", "IPS-DCG@5", "SNIPS-DCG@5"])
     return {(w.start, w.segment, w.system, w.measure): w for w in rep.windows}
 
 
@@ -55,15 +55,16 @@ def test_ips_and_snips_equal_ips_dcg_per_group_and_the_intervals_agree(logs, row
     for key, sub in _groups(logs):
         log = sub.select("request", "item", "position", "click")
         target = Run.from_arrays(sub["request"].to_arrow(), sub["item"].to_arrow(), sub["score"].to_numpy(), name="t")
-        for name, snips in (("IPS-DCG@10", False), ("SNIPS-DCG@10", True)):
-            est = ips_dcg(log, target, k=10, self_normalize=snips, n_boot=2000, query="request", impression="request")
+        # k = 5 of 10 shown too; each request its own page, SNIPS is IPS rescaled by a constant normaliser
+        for name, k, snips in (("IPS-DCG@10", 10, False), ("SNIPS-DCG@10", 10, True), ("IPS-DCG@5", 5, False), ("SNIPS-DCG@5", 5, True)):
+            est = ips_dcg(log, target, k=k, self_normalize=snips, n_boot=2000, query="request", impression="request")
             row = rows[(*key, name)]
             assert row.value == pytest.approx(est.value, rel=1e-12, abs=1e-12)
             assert row.n == est.impressions
             width, boot_width = row.ci[1] - row.ci[0], est.ci_high - est.ci_low
             assert width == pytest.approx(boot_width, rel=0.15)  # analytic vs bootstrap at ~150 pages
             n += 1
-    assert n == 2 * 3 * 2 * 2
+    assert n == 4 * 3 * 2 * 2
 
 
 def test_ndcg_and_dcg_equal_the_engine_on_each_groups_own_labels(logs, rows) -> None:
