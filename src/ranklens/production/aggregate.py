@@ -89,9 +89,11 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     return out, total - np.bincount(gid, minlength=n_groups)
 
 
-def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z: float) -> list[tuple[float, float, float, int]]:
+def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z: float,
+               theta: np.ndarray | None = None) -> list[tuple[float, float, float, int]]:
     """IPS (or SNIPS) DCG@k of each group's score ranking from its shown positions and ``click_col``:
-    ``(value, low, high, pages)`` per group; θ is the DCG discount 1/log2(k+1).
+    ``(value, low, high, pages)`` per group; θ is the DCG discount 1/log2(k+1), or ``theta[group, p − 1]``
+    (a position-bias fit per group; a position it does not cover is an error).
 
     With each request its own context and page, the logging exposure of a shown item is θ(position) and
     the target's θ(rank by score, ties by item id desc) up to ``k``: a page's reward is Σ click·θ(rank)/θ(position).
@@ -103,8 +105,17 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
               .with_columns(pl.int_range(1, pl.len() + 1).over(["__g", "request"]).alias("rank")))
     rank = ranked["rank"].to_numpy().astype(np.float64)
     pos = ranked["position"].to_numpy().astype(np.float64)
-    theta_pos = 1.0 / np.log2(pos + 1.0)
-    w = np.where(rank <= k, 1.0 / np.log2(rank + 1.0), 0.0) / theta_pos
+    if theta is None:
+        theta_pos = 1.0 / np.log2(pos + 1.0)
+        theta_rank = 1.0 / np.log2(np.minimum(rank, k) + 1.0)
+    else:
+        g = ranked["__g"].to_numpy()
+        theta_pos = theta[g, pos.astype(np.int64) - 1]
+        theta_rank = theta[g, np.minimum(rank, k).astype(np.int64) - 1]
+        if not (np.all(theta_pos > 0) and np.all(np.isfinite(theta_rank[rank <= k]))):
+            raise InputError("the fitted position bias leaves a shown position or one of the top k without a positive θ; "
+                             "use a smaller k or more data per window")
+    w = np.where(rank <= k, theta_rank, 0.0) / theta_pos
     pages = ranked.select((pl.col("request") != pl.col("request").shift(1)).fill_null(True)
                           | (pl.col("__g") != pl.col("__g").shift(1)).fill_null(True)).to_series()
     page = np.cumsum(pages.to_numpy()) - 1

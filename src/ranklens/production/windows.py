@@ -125,6 +125,7 @@ def compute_windows(
     n_boot: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    position_bias: str | None = None,
 ) -> WindowReport:
     """Per window × segment × system quality and drift from an impressions log and an engagement log.
 
@@ -134,6 +135,10 @@ def compute_windows(
     window's impressions of that segment and system. Each request is evaluated against the labels of its
     (query) by the engine, ranked by score. ``IPS-DCG@k`` (or ``SNIPS-DCG@k``) is ``ips_dcg`` of the
     system's score ranking from the shown positions and the ``click_signal`` events, each request a page.
+
+    ``position_bias`` (``"em"`` or ``"intervention"``): the examination θ of IPS is refitted on every window
+    from that window's impressions and clicks by :func:`ranklens.unbiased.estimate_position_bias` (instead of the
+    DCG discount), and the fit is in the series as rows ``theta@p`` (θ_p/θ_1, segment and system ``all``).
 
     Intervals: normal over requests (mean ± z·sd/√n) for engine measures and IPS (a mean of per-request
     rewards), the delta method for SNIPS (a ratio); with ``n_boot`` > 0 a percentile bootstrap over
@@ -221,7 +226,9 @@ def compute_windows(
     if engine_measures:
         engine_vals, unlabelled = engine_values(frame, n_groups, signal_rules, group_col, engine_measures)
         counts["unlabelled_requests"] += int(unlabelled.sum())
-    ips_vals = [ips_values(frame, n_groups, f"__signal_{click_signal}", k, snips, z) for _, k, snips in ips_measures]
+    thetas = _refit_position_bias(frame, group_col, f"__signal_{click_signal}", position_bias) if position_bias and ips_measures else None
+    table = None if thetas is None else np.vstack([thetas[w] for w, _, _ in order])
+    ips_vals = [ips_values(frame, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table) for _, k, snips in ips_measures]
     for g, (w, segment, system) in enumerate(order):
         start, end = (first + w) * width, (first + w + 1) * width
         provisional = bool(end + delay > now)
@@ -235,6 +242,14 @@ def compute_windows(
             if n_boot:
                 lo, hi = _bootstrap(frame.filter(pl.col("__g") == g), click_signal, k, snips, n_boot, confidence, seed)
             rows.append(WindowRow(*meta, name, value, (lo, hi), pages, provisional))
+    if thetas is not None:
+        counts_at = frame.group_by(["__w", "position"]).len()
+        shown = {(int(w), int(p)): int(n) for w, p, n in counts_at.iter_rows()}
+        for w in sorted(thetas):
+            start, end = (first + w) * width, (first + w + 1) * width
+            for p, t in enumerate(thetas[w][1:], start=2):
+                rows.append(WindowRow(_iso(start), _iso(end), "all", "all", f"theta@{p}", float(t), (float("nan"), float("nan")),
+                                      shown.get((w, p), 0), bool(end + delay > now)))
     drift = drift_rows(frame, index, starts, ref)
     intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
     intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
@@ -275,3 +290,24 @@ def _bootstrap(sub: Any, click: str, k: int, snips: bool, n_boot: int, confidenc
     est = ips_dcg(log, target, k=k, self_normalize=snips, n_boot=n_boot, confidence=confidence, seed=seed,
                   query="request", impression="request")
     return est.ci_low, est.ci_high
+
+
+def _refit_position_bias(frame: Any, group_col: str, click_col: str, method: str) -> dict[int, np.ndarray]:
+    """θ_p/θ_1 for p = 1…max position, fitted on each window's impressions (all segments and systems)."""
+    import polars as pl
+
+    from ranklens.unbiased import estimate_position_bias
+
+    if method not in ("em", "intervention"):
+        raise InputError(f"position_bias must be 'em' or 'intervention'; got {method!r}")
+    depth = int(frame["position"].max())
+    out: dict[int, np.ndarray] = {}
+    for (w,), sub in frame.group_by(["__w"]):
+        cols = [pl.col(group_col).alias("query"), "item", "position", pl.col(click_col).alias("click")]
+        if "intervention" in sub.columns:
+            cols.append("intervention")
+        pb = estimate_position_bias(sub.select(cols), method=method, n_boot=0)
+        theta = np.full(depth, np.nan)
+        theta[: pb.theta.shape[0]] = pb.theta
+        out[int(w)] = theta
+    return out
