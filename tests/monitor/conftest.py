@@ -249,3 +249,24 @@ def in_process_monitor(backend: str, tmp: Path) -> Iterator[Any]:
         db.dispose()
         if pg is not None:
             pg.drop()
+
+
+@contextlib.contextmanager
+def in_process_app(backend: str, tmp: Path, **settings: Any) -> Iterator[Any]:
+    """The app in-process (FastAPI's TestClient, no worker) on a database of ``backend``: SQLite in ``tmp`` or
+    a throwaway PostgreSQL database (dropped afterwards)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from fastapi.testclient import TestClient
+
+    from ranklens.monitor.app import Settings, create_app
+
+    url, pg = make_db_url(backend, tmp)
+    try:
+        with TestClient(create_app(Settings(db_url=url, token=TOKEN, run_worker=False, read_rate="off", **settings))) as c:
+            yield c
+    finally:
+        if pg is not None:
+            pg.drop()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from .conftest import TOKEN, ServerProcess
+from .conftest import TOKEN, ServerProcess, backends, in_process_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = 1767607200  # 2026-01-05T10:00:00Z
@@ -30,17 +29,9 @@ def _ev(i: int, request: str, item: str, ts: float, **kw: Any) -> dict[str, Any]
     return {"id": f"e{i}", "request": request, "item": item, "event": "click", "timestamp": ts, **kw}
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-        from fastapi.testclient import TestClient
-
-    from ranklens.monitor.app import Settings, create_app
-
-    db = tmp_path_factory.mktemp("ingest") / "i.db"
-    settings = Settings(db_url=f"sqlite:///{db}", token=TOKEN, run_worker=False, max_body=200_000, read_rate="off")
-    with TestClient(create_app(settings)) as c:
+@pytest.fixture(scope="module", params=backends())
+def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    with in_process_app(request.param, tmp_path_factory.mktemp("ingest"), max_body=200_000) as c:
         yield c
 
 

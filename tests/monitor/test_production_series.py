@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from .conftest import TOKEN
+from .conftest import TOKEN, backends, in_process_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 DAY = 86400
@@ -21,16 +20,9 @@ T0 = 1767571200  # 2026-01-05T00:00:00Z
 RULES = {"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0}
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Any]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-        from fastapi.testclient import TestClient
-
-    from ranklens.monitor.app import Settings, create_app
-
-    settings = Settings(db_url=f"sqlite:///{tmp_path / 'p.db'}", token=TOKEN, run_worker=False, read_rate="off")
-    with TestClient(create_app(settings)) as c:
+@pytest.fixture(params=backends())
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    with in_process_app(request.param, tmp_path) as c:
         yield c
 
 
@@ -120,3 +112,72 @@ def test_the_stored_series_is_what_ranklens_windows_prints(app: Any, tmp_path: P
         assert a["value"] == pytest.approx(b["value"], abs=1e-12) and a["ci"] == pytest.approx(b["ci"], abs=1e-12)
     assert [(d["start"], d["segment"], d["what"], d["flag"]) for d in sorted(printed["drift"], key=lambda d: (d["what"], d["segment"], d["start"]))] == \
         [(d["start"], d["segment"], d["what"], d["flag"]) for d in served["drift"]]
+
+
+def test_production_alerts_live_in_the_alert_table_with_their_own_key(app: Any) -> None:
+    """A threshold breached by a closed window opens a production alert on /alerts; a snapshot check of the
+    same rule and system that passes does not resolve it, and a production check that passes does not resolve
+    the snapshot's alert; a later revision that satisfies the rule resolves the production alert."""
+    from .conftest import eval_json
+
+    rule = {"kind": "threshold", "measure": "nDCG@10", "op": ">=", "value": 0.9}
+    assert app.post("/api/v1/projects/mix/rules", json=rule, headers=AUTH).status_code == 201
+    # day 1: r1 shows a, b; b clicked → nDCG@10 = 1/log2(3) = 0.63 < 0.9; day 3 closes day 1's label window
+    # (segment "books" in both: the snapshot check's scope and the series' segment are the same name)
+    imps = [_imp("r1", "a", 1, T0 + 3600, "books"), _imp("r1", "b", 2, T0 + 3600, "books"), _imp("r9", "a", 1, T0 + 3 * DAY, "books")]
+    app.post("/api/v1/projects/mix/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700),
+                                                                                  _click("r9", "a", T0 + 3 * DAY + 5)]}, headers=AUTH)
+    settings = {"labels": RULES, "window": "1d", "label_delay": "24h", "measures": ["nDCG@10"]}
+    assert app.post("/api/v1/projects/mix/windows/refresh", json=settings, headers=AUTH).status_code == 200
+    alerts = app.get("/api/v1/projects/mix/alerts", headers=AUTH).json()["alerts"]
+    assert [(a["source"], a["window"], a["system"], a["state"]) for a in alerts] == [("production", "2026-01-05T00:00:00Z", "all", "firing")]
+    assert alerts[0]["value"] == pytest.approx(1 / math.log2(3), abs=1e-12) and alerts[0]["first_snapshot"] is None
+    # a snapshot of the same system, passing the rule: the production alert stays firing
+    body = {"id": "s1", "system": "all", "at": "2026-01-06T00:00:00Z", "results": eval_json({"q1": {"nDCG@10": 0.95}, "q2": {"nDCG@10": 0.97}}),
+            "query_segments": {"q1": "books", "q2": "books"}}
+    assert app.post("/api/v1/projects/mix/snapshots", json=body, headers=AUTH).status_code == 201
+    states = sorted((a["source"], a["segment"], a["state"]) for a in app.get("/api/v1/projects/mix/alerts", headers=AUTH).json()["alerts"])
+    assert states == [("production", "books", "firing")]
+    # a failing snapshot opens a snapshot alert; the next production refresh (still breached) leaves it alone
+    body = {"id": "s2", "system": "all", "at": "2026-01-07T00:00:00Z", "results": eval_json({"q1": {"nDCG@10": 0.1}, "q2": {"nDCG@10": 0.2}}),
+            "query_segments": {"q1": "books", "q2": "books"}}
+    assert app.post("/api/v1/projects/mix/snapshots", json=body, headers=AUTH).status_code == 201
+    app.post("/api/v1/projects/mix/windows/refresh", headers=AUTH)
+    states = sorted((a["source"], a["state"]) for a in app.get("/api/v1/projects/mix/alerts", headers=AUTH).json()["alerts"])
+    assert states == [("production", "firing"), ("snapshot", "firing"), ("snapshot", "firing")]  # all queries and books
+    # a late click on a (inside its label window) makes day 1's nDCG@10 = 1: the production alert resolves, the snapshot's stays
+    app.post("/api/v1/projects/mix/ingest", json={"events": [_click("r1", "a", T0 + 5 * 3600)]}, headers=AUTH)
+    app.post("/api/v1/projects/mix/windows/refresh", headers=AUTH)
+    states = sorted((a["source"], a["state"]) for a in app.get("/api/v1/projects/mix/alerts", headers=AUTH).json()["alerts"])
+    assert states == [("production", "resolved"), ("snapshot", "firing"), ("snapshot", "firing")]
+    page = app.get("/projects/mix/alerts", headers=AUTH)
+    assert page.status_code == 200 and "production window 2026-01-05T00:00:00Z" in page.text
+
+
+def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path) -> None:
+    """With ``refresh_interval`` the server refreshes by itself; a pass without new data stores nothing
+    (counters, not clocks: the test waits for the refresher's counts)."""
+    import time
+
+    with in_process_app("sqlite", tmp_path, refresh_interval=0.05) as app:
+        refresher = app.app.state.refresher
+        imps = [_imp("r1", "a", 1, T0 + 3600), _imp("r1", "b", 2, T0 + 3600)]
+        app.post("/api/v1/projects/bg/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700)]}, headers=AUTH)
+        app.post("/api/v1/projects/bg/windows/refresh", json={"labels": RULES, "window": "1d", "measures": ["nDCG@10"]}, headers=AUTH)
+
+        def wait(pred: Any) -> None:
+            deadline = time.monotonic() + 60
+            while not pred() and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+        wait(lambda: refresher.refreshed >= 1)  # its first pass: nothing seen yet → refreshes, no new revision
+        passes = refresher.passes
+        wait(lambda: refresher.passes >= passes + 2)
+        assert refresher.refreshed == 1 and refresher.skipped >= 1 and refresher.failures == 0
+        assert app.get("/api/v1/projects/bg/windows", headers=AUTH).json()["windows"][0]["revision"] == 1
+        app.post("/api/v1/projects/bg/ingest", json={"events": [_click("r1", "a", T0 + 5 * 3600)]}, headers=AUTH)
+        wait(lambda: refresher.refreshed >= 2)
+        w = app.get("/api/v1/projects/bg/windows", headers=AUTH).json()["windows"][0]
+        assert w["revision"] == 2 and w["value"] == pytest.approx(1.0, abs=1e-12)
+    with in_process_app("sqlite", tmp_path / "off") as app:
+        assert app.app.state.refresher is None  # off unless configured

@@ -17,16 +17,14 @@ The log is sent in two parts: everything that happened up to day 7.5, then the r
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from scipy.stats import binom
 
-from .conftest import TOKEN
+from .conftest import TOKEN, backends, in_process_app
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 DAY = 86400
@@ -77,16 +75,9 @@ def generate(seed: int = 29) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return imps, events, truth
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
-        from fastapi.testclient import TestClient
-
-    from ranklens.monitor.app import Settings, create_app
-
-    db: Path = tmp_path_factory.mktemp("truth") / "t.db"
-    with TestClient(create_app(Settings(db_url=f"sqlite:///{db}", token=TOKEN, run_worker=False, read_rate="off"))) as c:
+@pytest.fixture(scope="module", params=backends())
+def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    with in_process_app(request.param, tmp_path_factory.mktemp("truth")) as c:
         yield c
 
 

@@ -187,10 +187,21 @@ def test_ndcg_and_dcg_equal_the_engine_on_hand_built_window_qrels(log, report) -
             assert rows[key]["ci"] == pytest.approx([values.mean() - half, values.mean() + half], abs=1e-6)
 
 
-def test_ips_dcg_is_the_click_average_on_policy_and_covers_the_truth(log, report) -> None:
+@pytest.fixture(scope="module")
+def report_analytic(log) -> dict:
+    imp_path, ev_path, rules_path, *_ = log
+    out = CliRunner().invoke(cli, ["windows", str(imp_path), str(ev_path), "--labels", str(rules_path), "--window", "1d",
+                                   "-m", "IPS-DCG@10", "--segment-col", "segment", "--system-col",
+                                   "system", "--label-delay", "24h", "--as-of", _iso(AS_OF), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("interval", ["bootstrap", "analytic"])
+def test_ips_dcg_is_the_click_average_on_policy_and_covers_the_truth(log, report, report_analytic, interval) -> None:
     *_, imp, ev, truth = log
     hand = _by_hand(imp, ev)
-    rows = _rows(report, "IPS-DCG@10")
+    rows = _rows(report if interval == "bootstrap" else report_analytic, "IPS-DCG@10")
     covered = 0
     closed = [key for key, w in rows.items() if not w["provisional"]]
     for key, (_, _, used) in hand.items():
@@ -304,3 +315,39 @@ def test_unknown_measure_is_one_line(log) -> None:
     out = CliRunner().invoke(cli, ["windows", str(imp_path), str(ev_path), "--labels", str(rules_path),
                                    "-m", "nDCG@10", "IPX-DCG@10"])
     assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1 and "IPX-DCG@10" in out.output, out.output
+
+
+def test_position_bias_refit_per_window_is_in_the_series(log) -> None:
+    """The log's clicks follow θ_k = k^−0.8; the EM fit on each day's impressions recovers θ_2/θ_1 = 2^−0.8,
+    the fit is a row per window and position, and IPS with the refit is ips_dcg with that θ on the window."""
+    from ranklens.unbiased import PositionBias, ips_dcg
+
+    imp_path, ev_path, rules_path, *_ = log
+    kw: dict = dict(measures=["IPS-DCG@10"], segment_col="segment", system_col="system", label_delay="24h", as_of=_iso(AS_OF))
+    rep = compute_windows(str(imp_path), str(ev_path), str(rules_path), position_bias="em", **kw)
+    theta2 = [w for w in rep.windows if w.measure == "theta@2"]
+    assert len(theta2) == DAYS and all((w.segment, w.system) == ("all", "all") for w in theta2)
+    closed = [w.value for w in theta2 if not w.provisional]
+    assert np.mean(closed) == pytest.approx(2**-0.8, abs=0.08)
+    # IPS of one window with the refit = ips_dcg given that θ (an independent estimator, string keys)
+    fit = {w.measure: w.value for w in rep.windows if w.start == theta2[0].start and w.measure.startswith("theta@")}
+    theta = [1.0] + [fit[f"theta@{p}"] for p in range(2, len(fit) + 2)]
+    row = next(w for w in rep.windows if w.measure == "IPS-DCG@10" and w.start == theta2[0].start)
+    *_, imp, ev, _ = log
+    shown = {(r, i): datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+             for r, i, t in zip(imp["request"], imp["item"], imp["timestamp"])}
+    clicked = {(r, i) for r, i, t in zip(ev["request"], ev["item"], ev["timestamp"])
+               if (r, i) in shown and shown[(r, i)] <= t <= shown[(r, i)] + DELAY and t <= AS_OF}
+    day = (row.segment, row.system, row.start[:10])
+    rows = [j for j in range(len(imp["request"])) if (imp["segment"][j], imp["system"][j], imp["timestamp"][j][:10]) == day]
+    sub = pl.DataFrame({"request": [imp["request"][j] for j in rows], "item": [imp["item"][j] for j in rows],
+                        "position": [imp["position"][j] for j in rows], "score": [imp["score"][j] for j in rows],
+                        "click": [float((imp["request"][j], imp["item"][j]) in clicked) for j in rows]})
+    target: dict = defaultdict(dict)
+    for r, i, sc in sub.select("request", "item", "score").iter_rows():
+        target[r][i] = sc
+    est = ips_dcg(sub.select("request", "item", "position", "click"), dict(target), examination=PositionBias.from_values(theta),
+                  k=10, n_boot=0, query="request", impression="request")
+    assert row.value == pytest.approx(est.value, rel=1e-9)
+    plain = compute_windows(str(imp_path), str(ev_path), str(rules_path), **kw)
+    assert not any(w.measure.startswith("theta@") for w in plain.windows)

@@ -39,12 +39,15 @@ _EV_ROLES = ("request", "item", "event", "timestamp", "value")
 @click.option("--impressions-columns", help="ROLE=COLUMN,… for request, query, item, position, score, timestamp.")
 @click.option("--events-columns", help="ROLE=COLUMN,… for request, item, event, timestamp, value.")
 @click.option("--click-signal", default="click", show_default=True, help="The rules' event signal IPS-DCG counts as clicks.")
-@click.option("--boot", default=1000, show_default=True, type=click.IntRange(0), help="Bootstrap replicates for IPS intervals.")
+@click.option("--boot", default=0, show_default=True, type=click.IntRange(0),
+              help="Bootstrap replicates for IPS intervals (0: the analytic interval, normal or delta method).")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--position-bias", type=click.Choice(["em", "intervention"]),
+              help="Refit IPS's examination θ on every window from its own clicks (rows theta@p in the output).")
 @json_format_option
 def command(impressions: str, events: str, rules: str, window: str, measures: tuple[str, ...], segment_col: str | None,
             system_col: str | None, label_delay: str, reference_window: str | None, as_of: str | None,
-            impressions_columns: str | None, events_columns: str | None, click_signal: str, boot: int, seed: int,
+            impressions_columns: str | None, events_columns: str | None, click_signal: str, boot: int, seed: int, position_bias: str | None,
             as_json: bool) -> None:
     """Per window × segment × system: the mean of each measure over the window's requests with an interval,
     whether the window is provisional (its label window still open), and drift (PSI, KS) of the score and
@@ -62,7 +65,7 @@ def command(impressions: str, events: str, rules: str, window: str, measures: tu
     report = compute_windows(
         impressions, events, rules, window=window, measures=list(measures) or ["nDCG@10", "DCG@10", "IPS-DCG@10"],
         segment_col=segment_col, system_col=system_col, label_delay=label_delay, reference_window=reference_window,
-        as_of=as_of, impression_columns=icols, engagement_columns=ecols, click_signal=click_signal, n_boot=boot, seed=seed,
+        as_of=as_of, impression_columns=icols, engagement_columns=ecols, click_signal=click_signal, n_boot=boot, seed=seed, position_bias=position_bias,
     )
     for note in report.notes():
         say(f"note: {note}")

@@ -9,9 +9,9 @@ import numpy as np
 
 from ranklens.data.qrels import Qrels
 from ranklens.labels.events import EventLog, read_events
-from ranklens.labels.rules import _OPS, load_rules
+from ranklens.labels.rules import _OPS, LabelRules, load_rules
 
-__all__ = ["LabelResult", "labels_from_events"]
+__all__ = ["LabelResult", "grade_pairs", "labels_from_events", "pair_aggregations"]
 
 LABELLED = "labelled"
 LOW_SUPPORT = "low support"
@@ -117,6 +117,28 @@ def labels_from_events(events: Any, rules: Any, *, format: str | None = None) ->
         cols[s.name] = _signal_values(log, s.kind, s.source_column)
     frame = pl.DataFrame({k: (v.astype(str) if v.dtype == object else v) for k, v in cols.items()})
 
+    pairs = frame.group_by(["query", "item"], maintain_order=True).agg(pair_aggregations(r)).sort(["query", "item"])
+    pairs = grade_pairs(pairs, r)
+    chosen = pairs.filter(pl.col("status") == LABELLED)
+    qrels = Qrels.from_arrays(
+        chosen["query"].to_arrow(), chosen["item"].to_arrow(), chosen["grade"].to_numpy(), source=f"labels from {log.source}"
+    )
+    counts = {int(g): int(c) for g, c in zip(*np.unique(chosen["grade"].to_numpy(), return_counts=True))}
+    return LabelResult(qrels, pairs, int(frame.height), log.source, r.source, counts)
+
+
+def pair_aggregations(r: LabelRules) -> list[Any]:
+    """The polars aggregations of a (query, item) group of impressions that :func:`grade_pairs` needs: the
+    ``impressions`` count and, per signal named in ``r``, its mean (events also their ``NAME_count``) — over the
+    columns named by the signals' names.
+
+    >>> import polars as pl
+    >>> rules = load_rules({"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}]})
+    >>> pl.DataFrame({"q": ["a", "a"], "click": [1.0, 0.0]}).group_by("q").agg(pair_aggregations(rules)).row(0)
+    ('a', 2, 1.0, 0.5)
+    """
+    import polars as pl
+
     aggs: list[Any] = [pl.len().alias("impressions")]
     for s in r.signals:
         if s.kind == "event":
@@ -125,7 +147,19 @@ def labels_from_events(events: Any, rules: Any, *, format: str | None = None) ->
             aggs.append(pl.col(s.name).filter(pl.col(s.over) == 1).mean().alias(s.name))
         else:
             aggs.append(pl.col(s.name).mean().alias(s.name))
-    pairs = frame.group_by(["query", "item"], maintain_order=True).agg(aggs).sort(["query", "item"])
+    return aggs
+
+
+def grade_pairs(pairs: Any, r: LabelRules) -> Any:
+    """The rules applied to aggregated pairs (:func:`pair_aggregations`): adds ``grade`` (null unless
+    labelled) and ``status`` (labelled, low support, no rule) — the one place the rules grade.
+
+    >>> import polars as pl
+    >>> rules = load_rules({"signals": {"click": "event"}, "grade": [{"grade": 1, "when": {"click": 0.5}}], "default_grade": 0})
+    >>> grade_pairs(pl.DataFrame({"impressions": [2, 2], "click_count": [1.0, 0.0], "click": [0.5, 0.0]}), rules)["grade"].to_list()
+    [1, 0]
+    """
+    import polars as pl
 
     n = pairs.height
     supported = pairs["impressions"].to_numpy() >= r.min_impressions
@@ -156,15 +190,9 @@ def labels_from_events(events: Any, rules: Any, *, format: str | None = None) ->
         grade[unset] = r.default_grade
         unset[:] = False
     status = np.where(~supported, LOW_SUPPORT, np.where(unset, NO_RULE, LABELLED))
-    pairs = pairs.with_columns(pl.Series("grade", grade).cast(pl.Int64), pl.Series("status", status)).with_columns(
+    return pairs.with_columns(pl.Series("grade", grade).cast(pl.Int64), pl.Series("status", status)).with_columns(
         pl.when(pl.col("status") == LABELLED).then(pl.col("grade")).otherwise(None).alias("grade")
     )
-    chosen = pairs.filter(pl.col("status") == LABELLED)
-    qrels = Qrels.from_arrays(
-        chosen["query"].to_arrow(), chosen["item"].to_arrow(), chosen["grade"].to_numpy(), source=f"labels from {log.source}"
-    )
-    counts = {int(g): int(c) for g, c in zip(*np.unique(chosen["grade"].to_numpy(), return_counts=True))}
-    return LabelResult(qrels, pairs, int(frame.height), log.source, r.source, counts)
 
 
 def _signal_values(log: EventLog, kind: str, column: str) -> np.ndarray:

@@ -48,6 +48,7 @@ from ranklens.monitor.clients import BearerThrottle, TrustedProxies, parse_proxi
 from ranklens.monitor.db import Database
 from ranklens.monitor.errors import MonitorError, TooManyRequests, Unauthorized
 from ranklens.monitor.ratelimit import DEFAULT_RATE, LIMITED, ReadLimit, parse_rate
+from ranklens.monitor.refresher import Refresher
 from ranklens.monitor.rules import edit_rule
 from ranklens.monitor.schemas import (
     INT32_MAX,
@@ -94,6 +95,25 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _interval(text: str | None) -> float | None:
+    """``RANKLENS_REFRESH_INTERVAL``: a duration (``5m``, ``1h``) or seconds; empty, ``0`` or ``off``: None.
+
+    >>> _interval("5m"), _interval("off"), _interval(None)
+    (300.0, None, None)
+    """
+    from ranklens.production.logs import parse_duration
+
+    if not text or text.strip().lower() in {"0", "off", "none"}:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = parse_duration(text)
+    if not seconds > 0:
+        raise InputError(f"RANKLENS_REFRESH_INTERVAL must be a positive duration such as 5m; got {text!r}")
+    return seconds
+
+
 @dataclass
 class Settings:
     """Server configuration; :meth:`from_env` reads ``RANKLENS_DB``, ``RANKLENS_TOKEN``,
@@ -104,7 +124,8 @@ class Settings:
     ``RANKLENS_SESSION_SECRET`` (the login-session key; random per process if unset) and
     ``RANKLENS_LOGIN_MAX_FAILURES`` (failed credentials per client in 5 minutes before a lockout, default 5),
     ``RANKLENS_READ_RATE`` (the per-client limit of expensive reads, ``BURST/SECONDS`` or ``off``; default
-    ``600/60``, :mod:`ranklens.monitor.ratelimit`)."""
+    ``600/60``, :mod:`ranklens.monitor.ratelimit`) and ``RANKLENS_REFRESH_INTERVAL`` (the background refresh of
+    the production series, ``5m``, ``1h`` or seconds; off when unset, :mod:`ranklens.monitor.refresher`)."""
 
     db_url: str | None = None
     token: str | None = None
@@ -118,6 +139,7 @@ class Settings:
     login_max_failures: int = 5
     login_window: float = 300.0
     read_rate: str = DEFAULT_RATE  # the per-client limit of expensive reads, BURST/SECONDS or "off"
+    refresh_interval: float | None = None  # seconds between background refreshes of the production series; None: off
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
@@ -139,6 +161,7 @@ class Settings:
             session_secret=env.get("RANKLENS_SESSION_SECRET") or None,
             read_rate=env.get("RANKLENS_READ_RATE") or DEFAULT_RATE,
             login_max_failures=int(env.get("RANKLENS_LOGIN_MAX_FAILURES", "5")),
+            refresh_interval=_interval(env.get("RANKLENS_REFRESH_INTERVAL")),
         )
         for k, v in overrides.items():
             if v is not None:
@@ -295,15 +318,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     signer = SessionSigner(settings.session_secret.encode() if settings.session_secret else None, bind=settings.token)
     throttle = LoginThrottle(max_failures=settings.login_max_failures, window=settings.login_window)
     monitor = Monitor(db, on_delivery=worker.wake)
+    refresher = Refresher(db, settings.refresh_interval, on_delivery=worker.wake) if settings.refresh_interval else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db.migrate()
         if settings.run_worker:
             worker.start()
+        if refresher is not None:
+            refresher.start()
         try:
             yield
         finally:
+            if refresher is not None:
+                refresher.stop()
             worker.stop()
             db.dispose()
 
@@ -319,6 +347,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.db = db
     app.state.monitor = monitor
     app.state.worker = worker
+    app.state.refresher = refresher
     env = Environment(loader=PackageLoader("ranklens.monitor", "templates"), autoescape=select_autoescape(default=True))
     env.filters["u"] = lambda v: urllib.parse.quote(str(v), safe="")
     env.filters["num"] = _fmt_num

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, and_, exists, func, select
+from sqlalchemy import Float, Integer, Table, and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from ranklens.monitor.errors import MonitorError, NotFound, PayloadTooLarge
@@ -76,15 +76,16 @@ def _store(s: Session, model: Any, columns: tuple[str, ...], project_id: int, ro
     if not postgres:  # SQLite counts the rows executemany inserted (the ignored ones are not counted)
         cursor = conn.exec_driver_sql(sql, [(project_id, *row, now) for row in rows.values()])
         return int(cursor.rowcount)
-    ids = list(rows)
-    stored: set[str] = set()
-    for i in range(0, len(ids), _IN_CHUNK):
-        part = ids[i : i + _IN_CHUNK]
-        stored.update(conn.execute(select(model.event_id).where(model.project_id == project_id, model.event_id.in_(part))).scalars())
-    new = [(project_id, *row, now) for key, row in rows.items() if key not in stored]
-    if new:
-        conn.exec_driver_sql(sql, new)
-    return len(new)
+    # PostgreSQL: one statement per batch — the columns as arrays, unnest()ed; RETURNING counts the rows inserted
+    # (a row whose id is stored already, or a concurrent writer's, is not returned)
+    types = {c.name: "bigint" if isinstance(c.type, Integer) else "double precision" if isinstance(c.type, Float) else "text"
+             for c in _table(model).c}
+    arrays = [list(col) for col in zip(*rows.values())]
+    unnest = ", ".join(f"%s::{types[c]}[]" for c in columns)
+    sql = (f"INSERT INTO {table} ({', '.join(names)}) SELECT %s, u.*, %s FROM unnest({unnest}) AS u "
+           "ON CONFLICT (project_id, event_id) DO NOTHING RETURNING 1")
+    cursor = conn.exec_driver_sql(sql, (project_id, now, *arrays))
+    return len(cursor.fetchall())
 
 
 def _project(s: Session, name: str) -> int:

@@ -236,7 +236,8 @@ class RuleCheck(Base):
 
 
 class Alert(Base):
-    """A rule breached by a system; ``open_key`` is set while firing so at most one is open per key."""
+    """A rule breached by a system; ``open_key`` is set while firing so at most one is open per key (snapshot
+    alerts ``RULE:SYSTEM[:SCOPE]``, production alerts ``prod:RULE:SYSTEM:HASH`` of segment, window and measure)."""
 
     __tablename__ = "alerts"
     __table_args__ = (Index("ix_alerts_project_state", "project_id", "state"),)
@@ -249,8 +250,11 @@ class Alert(Base):
     open_key: Mapped[str | None] = mapped_column(String(100), unique=True, nullable=True)
     started_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
     resolved_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, nullable=True)
-    first_snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
-    last_snapshot_id: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    # a snapshot check's alert names its snapshots; a production alert (``source``) its window instead
+    source: Mapped[str] = mapped_column(String(20), default="snapshot", server_default="snapshot")
+    window_start: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    first_snapshot_id: Mapped[int | None] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=True)
+    last_snapshot_id: Mapped[int | None] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=True)
     resolved_snapshot_id: Mapped[int | None] = mapped_column(
         ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=True
     )

@@ -125,7 +125,7 @@ def _clean(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def refresh_windows(s: Session, project: str, body: dict[str, Any] | None = None, *, n_boot: int = 1000) -> dict[str, Any]:
+def refresh_windows(s: Session, project: str, body: dict[str, Any] | None = None, *, n_boot: int = 0) -> dict[str, Any]:
     """Recompute the series (updating the settings first when ``body`` has some), store what changed as new
     revisions, replace the drift checks and check the rules. Returns the refresh: counts, windows added and
     revised, alerts."""

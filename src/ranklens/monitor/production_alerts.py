@@ -22,6 +22,7 @@ matching webhook (event ``window_alert.firing``) in the same transaction.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import defaultdict
@@ -33,7 +34,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from ranklens.gates import rule_scopes
-from ranklens.monitor.models import Delivery, Project, Rule, System, Webhook, WindowAlert, WindowValue, utcnow
+from ranklens.monitor.models import Alert, Delivery, Project, Rule, System, Webhook, WindowAlert, WindowValue, utcnow
 from ranklens.monitor.rules import monitor_scope_key
 from ranklens.stats.sequential import msprt
 
@@ -85,6 +86,7 @@ def check_window_rules(s: Session, pid: int) -> list[dict[str, Any]]:
                        .order_by(WindowValue.start)):
         series[(v.measure, v.segment, v.system)].append(v)
     segments = sorted({seg for _, seg, _ in series})
+    system_ids = {name: sid for sid, name in names.items()}
     previous = {(a.rule_id, a.start, a.segment, a.system, a.measure): a for a in s.scalars(
         select(WindowAlert).where(WindowAlert.project_id == pid))}
     fired: list[dict[str, Any]] = []
@@ -135,6 +137,8 @@ def check_window_rules(s: Session, pid: int) -> list[dict[str, Any]]:
                     started = breach and row.state != "firing"
                     row.updated_at = now
                 row.state, row.value, row.reference, row.p, row.message = state, v.value, reference, p, message
+                _monitor_alert(s, pid, rule, system, seg, v.start, measure, breach, v.value, message, now,
+                               system_ids)
                 if started:
                     alert = {"rule": rule.id, "start": v.start, "segment": seg, "system": system, "measure": measure,
                              "value": v.value, "reference": reference, "p": p, "message": message}
@@ -142,6 +146,43 @@ def check_window_rules(s: Session, pid: int) -> list[dict[str, Any]]:
                     _enqueue(s, pid, alert)
     s.flush()
     return fired
+
+
+def open_key(rule_id: int, system_id: int, segment: str, start: str, measure: str) -> str:
+    """The open-alert key of a production alert: its own namespace (``prod:``), so a snapshot check — whose
+    keys are ``RULE:SYSTEM[:SCOPE]`` and which only looks at ``source = 'snapshot'`` alerts — never resolves it.
+
+    >>> open_key(3, 7, "books", "2026-01-05T00:00:00Z", "nDCG@10")[:9]
+    'prod:3:7:'
+    """
+    scope = hashlib.sha256(f"{segment}\x1f{start}\x1f{measure}".encode()).hexdigest()[:24]
+    return f"prod:{rule_id}:{system_id}:{scope}"
+
+
+def _monitor_alert(s: Session, pid: int, rule: Rule, system: str, segment: str, start: str, measure: str, breach: bool,
+                   value: float, message: str, now: Any, system_ids: dict[str, int]) -> None:
+    """Mirror one window check into the monitor's alert table (``/projects/{p}/alerts``): a breach opens a
+    production alert (one per rule × system × segment × window × measure), a check that passes resolves it."""
+    sid = system_ids.get(system)
+    if sid is None:
+        if not breach:
+            return
+        sys_row = System(project_id=pid, name=system, description="production logs")
+        s.add(sys_row)
+        s.flush()
+        sid = system_ids[system] = sys_row.id
+    key = open_key(rule.id, sid, segment, start, measure)
+    alert = s.scalar(select(Alert).where(Alert.open_key == key))
+    if breach:
+        if alert is None:
+            s.add(Alert(project_id=pid, rule_id=rule.id, system_id=sid, segment=segment, state="firing", open_key=key,
+                        source="production", window_start=start, started_at=now, value=value, message=message,
+                        created_at=now, updated_at=now))
+        else:
+            alert.value, alert.message, alert.updated_at = value, message, now
+    elif alert is not None:
+        alert.state, alert.open_key, alert.resolved_at = "resolved", None, now
+        alert.value, alert.message, alert.updated_at = value, message, now
 
 
 def _enqueue(s: Session, pid: int, alert: dict[str, Any]) -> None:

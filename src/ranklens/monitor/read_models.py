@@ -95,6 +95,8 @@ class AlertRow(_Read):
     resolved_at: str | None
     first_snapshot: str | None
     resolved_snapshot: str | None
+    source: str = "snapshot"
+    window: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------

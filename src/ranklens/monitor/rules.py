@@ -71,7 +71,8 @@ _RULES_FOR = (
 _NEWER = select(func.count()).select_from(Snapshot).where(
     Snapshot.system_id == bindparam("s"), Snapshot.id != bindparam("id"), Snapshot.at > bindparam("at")
 )
-_OPEN_ALERTS = select(Alert).where(Alert.system_id == bindparam("s"), Alert.state == "firing")
+# a snapshot check sees only snapshot alerts: it never resolves a production alert (nor they one of its)
+_OPEN_ALERTS = select(Alert).where(Alert.system_id == bindparam("s"), Alert.state == "firing", Alert.source == "snapshot")
 _SYSTEM_NAMES = select(System.id, System.name).where(System.project_id == bindparam("p"))
 _WINDOW = (
     select(func.avg(SnapshotValue.value), func.count())

@@ -367,7 +367,8 @@ def series_view(
             )
     alerts = []
     for a, r in s.execute(
-        select(Alert, Rule).join(Rule, Rule.id == Alert.rule_id).where(Alert.project_id == p.id, Rule.measure == measure, Alert.segment == segment)
+        select(Alert, Rule).join(Rule, Rule.id == Alert.rule_id).where(Alert.project_id == p.id, Rule.measure == measure, Alert.segment == segment,
+                                                                  Alert.source == "snapshot")
     ):
         if a.system_id in chosen:
             first_value = s.scalar(
@@ -933,7 +934,7 @@ def alerts_view(s: Session, name: str, *, state: str | None = None, limit: int =
     if state:
         q = q.where(Alert.state == state)
     rows = s.execute(q.order_by(Alert.started_at.desc(), Alert.id.desc()).limit(limit)).all()
-    snap_ids = {a.first_snapshot_id for a, _ in rows} | {a.resolved_snapshot_id for a, _ in rows if a.resolved_snapshot_id}
+    snap_ids = {a.first_snapshot_id for a, _ in rows if a.first_snapshot_id} | {a.resolved_snapshot_id for a, _ in rows if a.resolved_snapshot_id}
     cids = dict(s.execute(select(Snapshot.id, Snapshot.client_id).where(Snapshot.id.in_(snap_ids))).all()) if snap_ids else {}
     return {
         "project": p.name,
@@ -951,8 +952,10 @@ def alerts_view(s: Session, name: str, *, state: str | None = None, limit: int =
                 "message": a.message,
                 "started_at": iso(a.started_at),
                 "resolved_at": iso(a.resolved_at),
-                "first_snapshot": cids.get(a.first_snapshot_id),
+                "first_snapshot": cids.get(a.first_snapshot_id) if a.first_snapshot_id else None,
                 "resolved_snapshot": cids.get(a.resolved_snapshot_id) if a.resolved_snapshot_id else None,
+                "source": a.source,
+                "window": a.window_start,
             }
             for a, r in rows
         ],

@@ -102,13 +102,14 @@ def read_impressions(source: Any, columns: ImpressionColumns = ImpressionColumns
     if c.system:
         needed[c.system] = "the system or variant (--system-col)"
     log.require(needed)
+    n = log.frame.height
     data = {
-        "request": log.ids(c.request), "query": log.ids(c.query), "item": log.ids(c.item),
+        "request": log.id_series(c.request), "query": log.id_series(c.query), "item": log.id_series(c.item),
         "position": log.positions(c.position), "score": log.numbers(c.score), "ts": timestamps(log, c.timestamp),
-        "segment": log.ids(c.segment) if c.segment else np.full(log.frame.height, "all", dtype=object),
-        "system": log.ids(c.system) if c.system else np.full(log.frame.height, "all", dtype=object),
+        "segment": log.id_series(c.segment) if c.segment else pl.repeat("all", n, dtype=pl.Utf8, eager=True),
+        "system": log.id_series(c.system) if c.system else pl.repeat("all", n, dtype=pl.Utf8, eager=True),
     }
-    frame = pl.DataFrame({k: (v.astype(str) if v.dtype == object else v) for k, v in data.items()})
+    frame = pl.DataFrame({k: (v.alias(k) if isinstance(v, pl.Series) else pl.Series(k, v)) for k, v in data.items()})
     dup = frame.select("request", "item").is_duplicated().to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[1] if np.count_nonzero(dup) > 1 else np.flatnonzero(dup)[0])
@@ -136,6 +137,6 @@ def read_engagement(source: Any, columns: EngagementColumns = EngagementColumns(
         needed[c.value] = "the value of fraction/mean signals (watch completion, dwell seconds)"
     log.require(needed)
     value = log.numbers(c.value) if c.value in log.columns else np.ones(log.frame.height)
-    data = {"request": log.ids(c.request), "item": log.ids(c.item), "event": log.ids(c.event),
+    data = {"request": log.id_series(c.request), "item": log.id_series(c.item), "event": log.id_series(c.event),
             "ts": timestamps(log, c.timestamp), "value": value, "row": np.arange(log.frame.height)}
-    return pl.DataFrame({k: (v.astype(str) if v.dtype == object else v) for k, v in data.items()})
+    return pl.DataFrame({k: (v.alias(k) if isinstance(v, pl.Series) else pl.Series(k, v)) for k, v in data.items()})

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from statistics import NormalDist
@@ -21,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ranklens.engine import evaluate
 from ranklens.errors import InputError, MeasureError
-from ranklens.labels import LabelRules, labels_from_events, load_rules
+from ranklens.labels import LabelRules, load_rules
+from ranklens.production.aggregate import engine_values, ips_values, normal_interval
 from ranklens.production.drift import DriftRow, drift_rows
 from ranklens.production.logs import (
     EngagementColumns,
@@ -123,9 +122,10 @@ def compute_windows(
     impression_columns: ImpressionColumns | None = None,
     engagement_columns: EngagementColumns | None = None,
     click_signal: str = "click",
-    n_boot: int = 1000,
+    n_boot: int = 0,
     confidence: float = 0.95,
     seed: int = 0,
+    position_bias: str | None = None,
 ) -> WindowReport:
     """Per window × segment × system quality and drift from an impressions log and an engagement log.
 
@@ -136,8 +136,13 @@ def compute_windows(
     (query) by the engine, ranked by score. ``IPS-DCG@k`` (or ``SNIPS-DCG@k``) is ``ips_dcg`` of the
     system's score ranking from the shown positions and the ``click_signal`` events, each request a page.
 
-    Intervals: normal over requests (mean ± z·sd/√n) for engine measures; percentile bootstrap over
-    requests (``n_boot``) for IPS.
+    ``position_bias`` (``"em"`` or ``"intervention"``): the examination θ of IPS is refitted on every window
+    from that window's impressions and clicks by :func:`ranklens.unbiased.estimate_position_bias` (instead of the
+    DCG discount), and the fit is in the series as rows ``theta@p`` (θ_p/θ_1, segment and system ``all``).
+
+    Intervals: normal over requests (mean ± z·sd/√n) for engine measures and IPS (a mean of per-request
+    rewards), the delta method for SNIPS (a ratio); with ``n_boot`` > 0 a percentile bootstrap over
+    requests for IPS/SNIPS instead (``ips_dcg``'s, one group at a time: slow on a day of logs).
 
     >>> imp = {"request": ["r1", "r1"], "query": ["q", "q"], "item": ["a", "b"], "position": [1, 2],
     ...        "score": [2.0, 1.0], "timestamp": ["2026-01-05T10:00:00Z"] * 2}
@@ -212,25 +217,43 @@ def compute_windows(
 
     rows: list[WindowRow] = []
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    for (w, segment, system), sub in sorted(frame.group_by(["__w", "segment", "system"]), key=lambda kv: tuple(map(str, kv[0]))):
-        w = int(w)
+    keys = frame.select("__w", "segment", "system").unique()
+    order = sorted(keys.rows(), key=lambda kv: tuple(map(str, kv)))
+    groups = pl.DataFrame(order, schema={"__w": pl.Int64, "segment": pl.Utf8, "system": pl.Utf8}, orient="row").with_row_index("__g")
+    frame = frame.join(groups.with_columns(pl.col("__g").cast(pl.Int64)), on=["__w", "segment", "system"], how="left")
+    n_groups = len(order)
+    engine_vals: dict[str, list[np.ndarray]] = {}
+    if engine_measures:
+        engine_vals, unlabelled = engine_values(frame, n_groups, signal_rules, group_col, engine_measures)
+        counts["unlabelled_requests"] += int(unlabelled.sum())
+    thetas = _refit_position_bias(frame, group_col, f"__signal_{click_signal}", position_bias) if position_bias and ips_measures else None
+    table = None if thetas is None else np.vstack([thetas[w] for w, _, _ in order])
+    ips_vals = [ips_values(frame, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table) for _, k, snips in ips_measures]
+    for g, (w, segment, system) in enumerate(order):
         start, end = (first + w) * width, (first + w + 1) * width
         provisional = bool(end + delay > now)
         meta = (_iso(start), _iso(end), str(segment), str(system))
-        if engine_measures:
-            lab = labels_from_events(sub, signal_rules)
-            per_request = _per_request(sub, group_col, lab.qrels, engine_measures)
-            counts["unlabelled_requests"] += int(sub["request"].n_unique()) - per_request[1]
-            for m in engine_measures:
-                vals = per_request[0].get(m, np.zeros(0))
-                mean, lo, hi = _normal_ci(vals, z)
-                rows.append(WindowRow(*meta, m, mean, (lo, hi), int(vals.size), provisional))
-        for name, k, snips in ips_measures:
-            est = _ips(sub, signal_rules, click_signal, k, snips, n_boot, confidence, seed)
-            rows.append(WindowRow(*meta, name, est[0], (est[1], est[2]), int(sub["request"].n_unique()), provisional))
+        for m in engine_measures:
+            vals = engine_vals[m][g]
+            mean, lo, hi = normal_interval(vals, z)
+            rows.append(WindowRow(*meta, m, mean, (lo, hi), int(vals.size), provisional))
+        for (name, k, snips), est in zip(ips_measures, ips_vals):
+            value, lo, hi, pages = est[g]
+            if n_boot:
+                lo, hi = _bootstrap(frame.filter(pl.col("__g") == g), click_signal, k, snips, n_boot, confidence, seed)
+            rows.append(WindowRow(*meta, name, value, (lo, hi), pages, provisional))
+    if thetas is not None:
+        counts_at = frame.group_by(["__w", "position"]).len()
+        shown = {(int(w), int(p)): int(n) for w, p, n in counts_at.iter_rows()}
+        for w in sorted(thetas):
+            start, end = (first + w) * width, (first + w + 1) * width
+            for p, t in enumerate(thetas[w][1:], start=2):
+                rows.append(WindowRow(_iso(start), _iso(end), "all", "all", f"theta@{p}", float(t), (float("nan"), float("nan")),
+                                      shown.get((w, p), 0), bool(end + delay > now)))
     drift = drift_rows(frame, index, starts, ref)
     intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
-    intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" for name, _, _ in ips_measures})
+    intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
+                      f"{'delta method' if snips else 'normal'} over requests ({confidence:.0%})" for name, _, snips in ips_measures})
     return WindowReport(rows, drift, counts, _iso(now), starts[ref] if starts else "", intervals)
 
 
@@ -255,56 +278,36 @@ def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool
     return engine, ips
 
 
-def _per_request(sub: Any, group_col: str, qrels: Any, measures: list[str]) -> tuple[dict[str, np.ndarray], int]:
-    """Per-request values of the engine measures: each request judged by the labels of its group (query)."""
+def _bootstrap(sub: Any, click: str, k: int, snips: bool, n_boot: int, confidence: float, seed: int) -> tuple[float, float]:
+    """The percentile bootstrap interval of :func:`ranklens.unbiased.ips_dcg` for one group's requests."""
     import polars as pl
 
-    from ranklens.data.qrels import Qrels
     from ranklens.data.run import Run
-
-    labels = _qrels_frame(qrels)
-    req = sub.select("request", pl.col(group_col).cast(pl.Utf8).alias("g")).unique()
-    judged = req.join(labels, on="g", how="inner")
-    if judged.height == 0:
-        return {}, 0
-    q = Qrels.from_arrays(judged["request"].to_arrow(), judged["item"].to_arrow(), judged["grade"].to_numpy(), source="<window labels>")
-    run = Run.from_arrays(sub["request"].to_arrow(), sub["item"].to_arrow(), sub["score"].to_numpy(), name="window")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = evaluate(q, run, measures)
-    return {m: np.asarray(res.column(m), dtype=np.float64) for m in measures}, len(res.ids)
-
-
-def _qrels_frame(qrels: Any) -> Any:
-    import polars as pl
-
-    rows = [(str(qid), str(doc), int(g)) for qid, docs in qrels.to_dict().items() for doc, g in docs.items()]
-    return pl.DataFrame(rows, schema={"g": pl.Utf8, "item": pl.Utf8, "grade": pl.Int64}, orient="row")
-
-
-def _normal_ci(values: np.ndarray, z: float) -> tuple[float, float, float]:
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, float("nan"), float("nan")
-    half = z * float(values.std(ddof=1)) / math.sqrt(values.size)
-    return mean, mean - half, mean + half
-
-
-def _ips(sub: Any, rules: LabelRules, click: str, k: int, snips: bool, n_boot: int, confidence: float, seed: int) -> tuple[float, float, float]:
-    """IPS (or SNIPS) DCG@k of the system's score ranking, each request its own context and page."""
-    import polars as pl
-
     from ranklens.unbiased import ips_dcg
 
-    column = rules.signal(click).source_column
-    log = sub.select("request", "item", "position", pl.col(column).alias("click"))
-    from ranklens.data.run import Run
-
-    # the system's ranking of each request (a Run from the columns: a dict of dicts cost more than the estimate)
+    log = sub.select("request", "item", "position", pl.col(f"__signal_{click}").alias("click"))
     target = Run.from_arrays(sub["request"].to_arrow(), sub["item"].to_arrow(), sub["score"].to_numpy(), name="target")
     est = ips_dcg(log, target, k=k, self_normalize=snips, n_boot=n_boot, confidence=confidence, seed=seed,
                   query="request", impression="request")
-    return est.value, est.ci_low, est.ci_high
+    return est.ci_low, est.ci_high
 
+
+def _refit_position_bias(frame: Any, group_col: str, click_col: str, method: str) -> dict[int, np.ndarray]:
+    """θ_p/θ_1 for p = 1…max position, fitted on each window's impressions (all segments and systems)."""
+    import polars as pl
+
+    from ranklens.unbiased import estimate_position_bias
+
+    if method not in ("em", "intervention"):
+        raise InputError(f"position_bias must be 'em' or 'intervention'; got {method!r}")
+    depth = int(frame["position"].max())
+    out: dict[int, np.ndarray] = {}
+    for (w,), sub in frame.group_by(["__w"]):
+        cols = [pl.col(group_col).alias("query"), "item", "position", pl.col(click_col).alias("click")]
+        if "intervention" in sub.columns:
+            cols.append("intervention")
+        pb = estimate_position_bias(sub.select(cols), method=method, n_boot=0)
+        theta = np.full(depth, np.nan)
+        theta[: pb.theta.shape[0]] = pb.theta
+        out[int(w)] = theta
+    return out
