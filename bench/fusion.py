@@ -74,7 +74,7 @@ def worker(args: argparse.Namespace) -> None:
 
     params = {"weights": WEIGHTS} if args.method == "wsum" else {}
     tables = [pq.read_table(p) for p in args.files]
-    out: dict[str, object] = {"contender": args.worker, "method": args.method}
+    out: dict[str, object] = {"contender": args.worker, "method": args.method, "phase": "building the runs"}
     try:
         if args.worker == "ranx":
             import ranx
@@ -116,6 +116,7 @@ def worker(args: argparse.Namespace) -> None:
                 return fuse(runs, args.method, norm="min-max", weights=params.get("weights"))
 
         out["rss_loaded_mb"] = peak_rss_mb()
+        out["phase"] = "fusing"
         times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
@@ -127,8 +128,12 @@ def worker(args: argparse.Namespace) -> None:
         out["peak_rss_mb"] = peak_rss_mb()
         if args.dump:
             write_fused(got, args.worker, Path(args.dump))
-    except MemoryError:
-        out["error"] = f"did not fit in {args.cap_gb:g} GB"
+    except (MemoryError, RuntimeError) as exc:
+        # Under RLIMIT_AS numpy raises MemoryError; numba's typed dict raises
+        # "RuntimeError: dict.__setitem__ failed unexpectedly" when its allocation fails.
+        if isinstance(exc, RuntimeError) and "failed unexpectedly" not in str(exc):
+            raise
+        out["error"] = f"did not fit in {args.cap_gb:g} GB ({type(exc).__name__} while {out['phase']})"
         out["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(out), flush=True)
 
@@ -209,7 +214,8 @@ def run_one(
 
 def show(result: dict[str, object]) -> str:
     if "error" in result:
-        return f"{result['error']} (process {result['process_wall_s']:.0f} s)"
+        peak = f", peak RSS {result['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in result else ""
+        return f"{result['error']} (process {result['process_wall_s']:.0f} s{peak})"
     return f"{result['seconds']:8.3f} s  peak RSS {result['peak_rss_mb']:7.0f} MB"
 
 
