@@ -251,7 +251,7 @@ def main() -> None:
                 results[contender] = run_one(contender, method, files, args, dump)
                 print(f"{queries:6d} {method:5s} {contender:8s} {show(results[contender])}", flush=True)
             ours, theirs = results.get("ranklens", {}), results.get("ranx", {})
-            if "seconds" in ours and "seconds" in theirs:
+            if "seconds" in ours and "seconds" in theirs and "error" not in ours and "error" not in theirs:
                 line = f"{queries:6d} {method:5s} ratio {float(theirs['seconds']) / float(ours['seconds']):.1f}× (ranx / ranklens)"  # type: ignore[arg-type]
                 if args.check:
                     line += f"  max score difference {max_difference(data / f'fused_{queries}_{method}_ranx.parquet', data / f'fused_{queries}_{method}_ranklens.parquet'):.1e}"
