@@ -107,24 +107,22 @@ def forced() -> str | None:
 def compiled_declines(
     measures: Sequence[object], policy: object, qrels: object, runs: Sequence[object], stream: bool | None = None,
     inputs: str = "files",
-    *, columns: bool = False,
 ) -> str | None:
     """Why the compiled provider does not take these inputs (None: it takes them, unless reading says
-    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input
-    (``inputs="memory"``: frames, Arrow tables and dicts, :func:`ranklens.memory.inputs_declined`).
-    ``columns``: the inputs are Arrow columns in memory (a Spark bucket's rows, read by
-    ``_cexpress.evaluate_columns``), not files; ``qrels`` and ``runs`` are then not looked at."""
+    otherwise): its availability, the measures' resolved parameters, the policy, the kinds of input:
+    ``inputs="files"`` (paths), ``"memory"`` (frames, Arrow tables and dicts,
+    :func:`ranklens.memory.inputs_declined`) or ``"columns"`` (Arrow columns in memory, a Spark bucket's rows
+    read by ``_cexpress.evaluate_columns``; ``qrels`` and ``runs`` are then not looked at). Only a qrels file
+    lets the pass add the queries a run lacks (``_cexpress.qrels_query_ids``), so ``missing="zero"`` is
+    declined on any other input."""
     from ranklens import express
 
     reason = express.measures_declined(measures) or express.policy_declined(policy)  # type: ignore[arg-type]
     reason = reason or express.unavailable()
-    if reason is None and columns:
-        # a bucket's columns hold only the run's rows: the pass cannot add the queries a run lacks (the file
-        # pass reads them from the qrels file: _cexpress.qrels_query_ids), so missing='zero' stays with the
-        # reference engine in the workers
-        if getattr(policy, "missing", None) == "zero":
-            return "policy missing='zero' on Arrow columns (the pass adds absent queries only when reading files)"
-        return None
+    if reason is None and inputs != "files" and getattr(policy, "missing", None) == "zero":
+        reason = f"policy missing='zero' on {inputs} (the pass adds absent queries only when reading a qrels file)"
+    if inputs == "columns":
+        return reason
     if inputs == "memory":
         from ranklens.memory import inputs_declined
 
@@ -177,7 +175,6 @@ def choose_backend(
     note: bool = True,
     inputs: str = "files",
     needs: str = "values",
-    columns: bool = False,
 ) -> Choice:
     """The backend that evaluates ``runs`` against ``qrels`` with ``measures`` under ``policy`` (an
     :class:`~ranklens.engine.policy.EvalPolicy`, None: the default): Spark when ``engine="spark"``, else the
@@ -187,8 +184,8 @@ def choose_backend(
     one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
     (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
     provides: the compiled pass returns values. ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
-    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`). ``columns``: the inputs are Arrow columns
-    (the Spark engine's buckets: :func:`compiled_declines`).
+    API's frames, Arrow tables and dicts: :mod:`ranklens.memory`) or ``"columns"`` (the Spark engine's buckets:
+    :func:`compiled_declines`).
 
     Raises:
         InputError: the forced backend declines, or ``RANKLENS_BACKEND`` names no backend.
@@ -208,7 +205,7 @@ def choose_backend(
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
         reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
-            measures, policy, qrels, runs, stream, inputs, columns=columns
+            measures, policy, qrels, runs, stream, inputs
         )
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")

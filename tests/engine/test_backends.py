@@ -247,10 +247,10 @@ def test_columns_are_an_input_kind_of_the_compiled_provider(monkeypatch):
     monkeypatch.delenv("RANKLENS_BACKEND", raising=False)
     if not available():
         pytest.skip("the compiled pass is not built here")
-    assert compiled_declines(parse_many(["nDCG@10", "AP"]), EvalPolicy(), None, [], columns=True) is None
+    assert compiled_declines(parse_many(["nDCG@10", "AP"]), EvalPolicy(), None, [], inputs="columns") is None
     assert compiled_declines(parse_many(["nDCG@10"]), EvalPolicy(), None, []) == "qrels given as NoneType, not a file path"
-    assert choose_backend(parse_many(["nDCG@10"]), None, None, [], columns=True, note=False).name == "compiled"
-    said = compiled_declines(parse_many(["nDCG(gain=exp)@10"]), None, None, [], columns=True)
+    assert choose_backend(parse_many(["nDCG@10"]), None, None, [], inputs="columns", note=False).name == "compiled"
+    said = compiled_declines(parse_many(["nDCG(gain=exp)@10"]), None, None, [], inputs="columns")
     assert said == "nDCG(gain=exp)@10: gain=exp; the compiled pass implements gain=linear"
-    said = compiled_declines(parse_many(["AP"]), EvalPolicy(missing="zero"), None, [], columns=True)
+    said = compiled_declines(parse_many(["AP"]), EvalPolicy(missing="zero"), None, [], inputs="columns")
     assert said is not None and said.startswith("policy missing='zero'")

@@ -346,7 +346,7 @@ def evaluate_arrow(
     # columns (a bucket it declines goes to the reference engine)
     specs = None
     if shared is None and not plan:
-        choice = choose_backend(probe.measures, bucket_policy, None, [], columns=True)
+        choice = choose_backend(probe.measures, bucket_policy, None, [], inputs="columns")
         if choice.name == "compiled":
             from ranklens.backends import debug_note
             from ranklens.express import express_specs

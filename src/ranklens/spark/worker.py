@@ -2,7 +2,7 @@
 (issue 30): the compiled pass over the bucket's Arrow columns, and the duplicate check folded into the pass.
 
 A bucket is the run rows and the qrels rows of the queries hashed to it. When the dispatcher
-(:func:`ranklens.backends.choose_backend` with ``columns=True``) chose the compiled backend on the driver, a
+(:func:`ranklens.backends.choose_backend` with ``inputs="columns"``) chose the compiled backend on the driver, a
 worker hands the bucket's Arrow buffers to ``_cexpress.parse_qrels_columns`` and ``_cexpress.evaluate_columns``
 (as :mod:`ranklens.express` does with a Parquet file's batches); where it declines (a duplicate, an id that is
 not printable ASCII, a null, a float label, a score that is not finite, an empty side) the bucket goes to the
