@@ -8,7 +8,9 @@ time converting ids to Python strings).
 * :func:`ips_values` — IPS/SNIPS-DCG@k per group, each request its own context and page (the estimator of
   :func:`ranklens.unbiased.ips_dcg` with ``query = impression = request``, checked equal to it in
   ``tests/production/test_aggregate.py``), with an analytic interval: normal over pages for IPS (a mean of
-  per-page rewards), the delta method for SNIPS (a ratio of three page means).
+  per-page rewards), the delta method for SNIPS (a ratio of three page means). The estimator and its standard
+  error are :func:`ranklens.engine.ips.ips_by_group`'s, every group in one call — the function ``ips_dcg`` calls
+  with one group: one formulation.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens.engine.ips import ips_by_group
 from ranklens.errors import InputError
 
 __all__ = ["engine_values", "ips_values", "normal_interval"]
@@ -120,24 +123,10 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
                           | (pl.col("__g") != pl.col("__g").shift(1)).fill_null(True)).to_series()
     page = np.cumsum(pages.to_numpy()) - 1
     n_pages = int(page[-1]) + 1 if page.size else 0
-    reward = np.bincount(page, weights=ranked["click"].to_numpy() * w, minlength=n_pages)
-    den = np.bincount(page, weights=theta_pos, minlength=n_pages)
-    num = np.bincount(page, weights=theta_pos * w, minlength=n_pages)
     page_group = np.zeros(n_pages, dtype=np.int64)
     page_group[page] = ranked["__g"].to_numpy()
-    out: list[tuple[float, float, float, int]] = []
-    for r, d, u in zip(_split(page_group, reward, n_groups), _split(page_group, den, n_groups), _split(page_group, num, n_groups)):
-        n = r.size
-        if not snips:
-            out.append((*normal_interval(r, z), n))
-            continue
-        if n == 0:
-            out.append((float("nan"), float("nan"), float("nan"), 0))
-            continue
-        a, b, c = float(r.mean()), float(d.mean()), float(u.mean())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = a * b / c
-            psi = (b / c) * r + (a / c) * d - (a * b / c**2) * u  # the delta method's influence of each page
-        half = z * float(np.std(psi, ddof=1)) / math.sqrt(n) if n > 1 and math.isfinite(value) else float("nan")
-        out.append((value, value - half, value + half, n))
-    return out
+    # the logging exposure of a shown item is θ(position): each request is its own context and page
+    est = ips_by_group(page, ranked["click"].to_numpy(), w, theta_pos, page_group=page_group, n_groups=n_groups,
+                       self_normalize=snips)
+    low, high = est.interval(z)
+    return [(float(v), float(lo), float(hi), int(n)) for v, lo, hi, n in zip(est.value, low, high, est.pages)]
