@@ -59,10 +59,11 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     ``__signal_NAME`` per signal of ``rules`` (a :class:`~ranklens.labels.LabelRules`).
     """
     import polars as pl
+    import pyarrow.compute as pc
 
     from ranklens.data.qrels import Qrels
     from ranklens.data.run import Run
-    from ranklens.engine import evaluate
+    from ranklens.engine import Evaluator
     from ranklens.labels.engagement import LABELLED, grade_pairs, pair_aggregations
 
     for s in rules.signals:
@@ -76,17 +77,26 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     pairs = grade_pairs(base.group_by(["__g", "__q", "item"]).agg(pair_aggregations(rules)), rules)
     labelled = pairs.filter(pl.col("status") == LABELLED).select("__g", "__q", "item", "grade")
     requests = frame.select("__g", "request", pl.col(group_col).alias("__q")).unique(["__g", "request"])
-    qid = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("request")], separator=_SEP).alias("qid")
-    judged = requests.join(labelled, on=["__g", "__q"], how="inner").select(qid, "item", "grade")
     total = np.bincount(requests["__g"].to_numpy(), minlength=n_groups)
-    if judged.height == 0:
+    if labelled.height == 0:
         return {m: [np.zeros(0)] * n_groups for m in measures}, total
-    q = Qrels.from_arrays(judged["qid"].to_arrow(), judged["item"].to_arrow(), judged["grade"].to_numpy(), source="<window labels>")
+    # the labels are held once per (group, query) — not repeated under every request of it — and each request
+    # is judged by its (group, query)'s (the engine's shared judgements, ``judged_by``)
+    key = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("__q")], separator=_SEP)
+    q = Qrels.from_arrays(labelled.select(key)[:, 0].to_arrow(), labelled["item"].to_arrow(), labelled["grade"].to_numpy(),
+                          source="<window labels>")
+    qid = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("request")], separator=_SEP).alias("qid")
     runf = frame.select(qid, "item", "score")
     run = Run.from_arrays(runf["qid"].to_arrow(), runf["item"].to_arrow(), runf["score"].to_numpy(), name="window")
+    del runf
+    # the (group, query) of each of the run's queries, by the run's query code (its vocabulary is sorted)
+    req = requests.select(qid, key.alias("key"))
+    at = pc.index_in(run.query_ids, value_set=req["qid"].to_arrow())
+    judge = pc.index_in(pc.take(req["key"].to_arrow(), at), value_set=q.query_ids)
+    judged_by = np.asarray(judge.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = evaluate(q, run, measures)
+        res = Evaluator(measures, q).results(run, judged_by=judged_by)
     gid = pl.Series(list(res.ids), dtype=pl.Utf8).str.split_exact(_SEP, 1).struct.field("field_0").cast(pl.Int64).to_numpy()
     out = {m: _split(gid, np.asarray(res.column(m), dtype=np.float64), n_groups) for m in measures}
     return out, total - np.bincount(gid, minlength=n_groups)
