@@ -75,7 +75,8 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     signals = [pl.col(f"__signal_{s.name}").alias(s.name) for s in rules.signals]
     base = frame.select("__g", pl.col(group_col).alias("__q"), "item", *signals)
     pairs = grade_pairs(base.group_by(["__g", "__q", "item"]).agg(pair_aggregations(rules)), rules)
-    labelled = pairs.filter(pl.col("status") == LABELLED).select("__g", "__q", "item", "grade")
+    # (sorted: the qrels' queries come in runs, which the engine interns by their first rows)
+    labelled = pairs.filter(pl.col("status") == LABELLED).select("__g", "__q", "item", "grade").sort(["__g", "__q"])
     requests = frame.select("__g", "request", pl.col(group_col).alias("__q")).unique(["__g", "request"])
     total = np.bincount(requests["__g"].to_numpy(), minlength=n_groups)
     if labelled.height == 0:
@@ -110,12 +111,13 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
 
     With each request its own context and page, the logging exposure of a shown item is θ(position) and
     the target's θ(rank by score, ties by item id desc) up to ``k``: a page's reward is Σ click·θ(rank)/θ(position).
+    ``frame`` is sorted by ``__g``, ``__r`` (the request's integer code), score desc and item desc (as
+    :func:`ranklens.production.compute_windows` sorts it): the ranks are the row order within a request.
     """
     import polars as pl
 
-    ranked = (frame.select("__g", "request", "item", "score", "position", pl.col(click_col).alias("click"))
-              .sort(["__g", "request", "score", "item"], descending=[False, False, True, True])
-              .with_columns(pl.int_range(1, pl.len() + 1).over(["__g", "request"]).alias("rank")))
+    ranked = (frame.select("__g", "__r", "item", "score", "position", pl.col(click_col).alias("click"))
+              .with_columns(pl.int_range(1, pl.len() + 1).over(["__g", "__r"]).alias("rank")))
     rank = ranked["rank"].to_numpy().astype(np.float64)
     pos = ranked["position"].to_numpy().astype(np.float64)
     if theta is None:
@@ -129,7 +131,7 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
             raise InputError("the fitted position bias leaves a shown position or one of the top k without a positive θ; "
                              "use a smaller k or more data per window")
     w = np.where(rank <= k, theta_rank, 0.0) / theta_pos
-    pages = ranked.select((pl.col("request") != pl.col("request").shift(1)).fill_null(True)
+    pages = ranked.select((pl.col("__r") != pl.col("__r").shift(1)).fill_null(True)
                           | (pl.col("__g") != pl.col("__g").shift(1)).fill_null(True)).to_series()
     page = np.cumsum(pages.to_numpy()) - 1
     n_pages = int(page[-1]) + 1 if page.size else 0

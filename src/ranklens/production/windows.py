@@ -221,6 +221,11 @@ def compute_windows(
     order = sorted(keys.rows(), key=lambda kv: tuple(map(str, kv)))
     groups = pl.DataFrame(order, schema={"__w": pl.Int64, "segment": pl.Utf8, "system": pl.Utf8}, orient="row").with_row_index("__g")
     frame = frame.join(groups.with_columns(pl.col("__g").cast(pl.Int64)), on=["__w", "segment", "system"], how="left")
+    # one sort serves every pass: by group, request (integer codes), then the engine's rank order (score desc,
+    # item id desc). The engine then finds each request's rows in rank order (no sort of its own) and IPS
+    # reads ranks and pages off it
+    frame = (frame.with_columns(pl.col("request").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("__r"))
+             .sort(["__g", "__r", "score", "item"], descending=[False, False, True, True]))
     n_groups = len(order)
     engine_vals: dict[str, list[np.ndarray]] = {}
     if engine_measures:
@@ -250,7 +255,7 @@ def compute_windows(
             for p, t in enumerate(thetas[w][1:], start=2):
                 rows.append(WindowRow(_iso(start), _iso(end), "all", "all", f"theta@{p}", float(t), (float("nan"), float("nan")),
                                       shown.get((w, p), 0), bool(end + delay > now)))
-    drift = drift_rows(frame, index, starts, ref)
+    drift = drift_rows(frame, frame["__w"].to_numpy(), starts, ref)
     intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
     intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
                       f"{'delta method' if snips else 'normal'} over requests ({confidence:.0%})" for name, _, snips in ips_measures})
