@@ -35,6 +35,9 @@ from ranklens.production.logs import (
 
 __all__ = ["WindowReport", "WindowRow", "compute_windows"]
 
+#: rows of the log computed together (whole window groups): bounds the memory of a day of logs
+CHUNK_ROWS = 2_000_000
+
 #: the measure spellings computed by :func:`ranklens.unbiased.ips_dcg` rather than the engine
 IPS_MEASURE = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
 
@@ -227,13 +230,22 @@ def compute_windows(
     frame = (frame.with_columns(pl.col("request").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("__r"))
              .sort(["__g", "__r", "score", "item"], descending=[False, False, True, True]))
     n_groups = len(order)
-    engine_vals: dict[str, list[np.ndarray]] = {}
-    if engine_measures:
-        engine_vals, unlabelled = engine_values(frame, n_groups, signal_rules, group_col, engine_measures)
-        counts["unlabelled_requests"] += int(unlabelled.sum())
     thetas = _refit_position_bias(frame, group_col, f"__signal_{click_signal}", position_bias) if position_bias and ips_measures else None
     table = None if thetas is None else np.vstack([thetas[w] for w, _, _ in order])
-    ips_vals = [ips_values(frame, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table) for _, k, snips in ips_measures]
+    # groups are independent (labels are graded within a group): consecutive groups are computed together in
+    # slices of about CHUNK_ROWS rows (zero-copy), so the engine's and IPS's temporaries stay those of a slice
+    engine_vals: dict[str, list[np.ndarray]] = {m: [np.zeros(0)] * n_groups for m in engine_measures}
+    nan4 = (float("nan"), float("nan"), float("nan"), 0)
+    ips_vals: list[list[tuple[float, float, float, int]]] = [[nan4] * n_groups for _ in ips_measures]
+    for g_lo, g_hi, first_row, n_rows in _chunks(frame["__g"].to_numpy(), n_groups, CHUNK_ROWS):
+        part = frame.slice(first_row, n_rows)
+        if engine_measures:
+            got, unlabelled = engine_values(part, n_groups, signal_rules, group_col, engine_measures)
+            counts["unlabelled_requests"] += int(unlabelled.sum())
+            for m in engine_measures:
+                engine_vals[m][g_lo:g_hi] = got[m][g_lo:g_hi]
+        for j, (_, k, snips) in enumerate(ips_measures):
+            ips_vals[j][g_lo:g_hi] = ips_values(part, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table)[g_lo:g_hi]
     for g, (w, segment, system) in enumerate(order):
         start, end = (first + w) * width, (first + w + 1) * width
         provisional = bool(end + delay > now)
@@ -260,6 +272,25 @@ def compute_windows(
     intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
                       f"{'delta method' if snips else 'normal'} over requests ({confidence:.0%})" for name, _, snips in ips_measures})
     return WindowReport(rows, drift, counts, _iso(now), starts[ref] if starts else "", intervals)
+
+
+def _chunks(group_of_row: np.ndarray, n_groups: int, rows: int) -> list[tuple[int, int, int, int]]:
+    """Runs of consecutive groups of at most ``rows`` rows (a bigger group alone) over rows sorted by group:
+    ``(first group, last group + 1, first row, number of rows)``.
+
+    >>> _chunks(np.array([0, 0, 1, 2, 2, 2]), 3, 3)
+    [(0, 2, 0, 3), (2, 3, 3, 3)]
+    """
+    bounds = np.searchsorted(group_of_row, np.arange(n_groups + 1))
+    out = []
+    lo = 0
+    while lo < n_groups:
+        hi = lo + 1
+        while hi < n_groups and bounds[hi + 1] - bounds[lo] <= rows:
+            hi += 1
+        out.append((lo, hi, int(bounds[lo]), int(bounds[hi] - bounds[lo])))
+        lo = hi
+    return out
 
 
 def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool]]]:
