@@ -36,7 +36,7 @@ from ranklens.production.logs import (
 __all__ = ["WindowReport", "WindowRow", "compute_windows"]
 
 #: rows of the log computed together (whole window groups): bounds the memory of a day of logs
-CHUNK_ROWS = 2_000_000
+CHUNK_ROWS = 1_000_000
 
 #: the measure spellings computed by :func:`ranklens.unbiased.ips_dcg` rather than the engine
 IPS_MEASURE = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
@@ -220,25 +220,39 @@ def compute_windows(
 
     rows: list[WindowRow] = []
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    keys = frame.select("__w", "segment", "system").unique()
-    order = sorted(keys.rows(), key=lambda kv: tuple(map(str, kv)))
-    groups = pl.DataFrame(order, schema={"__w": pl.Int64, "segment": pl.Utf8, "system": pl.Utf8}, orient="row").with_row_index("__g")
-    frame = frame.join(groups.with_columns(pl.col("__g").cast(pl.Int64)), on=["__w", "segment", "system"], how="left")
-    # one sort serves every pass: by group, request (integer codes), then the engine's rank order (score desc,
+    # the groups (window, segment, system) as integer codes: no join, no copy of the log's columns
+    seg_sys = frame.select(pl.col("segment").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("s"),
+                           pl.col("system").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("y"))
+    n_y = int(seg_sys["y"].max() or 0) + 1
+    n_sy = (int(seg_sys["s"].max() or 0) + 1) * n_y
+    combined = index * n_sy + seg_sys["s"].to_numpy() * n_y + seg_sys["y"].to_numpy()
+    del seg_sys
+    first_row = np.full(n_windows * n_sy, -1, dtype=np.int64)
+    first_row[combined[::-1]] = np.arange(combined.size - 1, -1, -1)  # (the last write wins: each key's first row)
+    key_codes = np.flatnonzero(first_row >= 0)
+    at = first_row[key_codes]
+    keyed_names = zip(index[at].tolist(), frame["segment"].gather(at).to_list(), frame["system"].gather(at).to_list(), key_codes.tolist())
+    ordered = sorted(keyed_names, key=lambda kv: tuple(map(str, kv[:3])))
+    order = [kv[:3] for kv in ordered]
+    lut = np.full(n_windows * n_sy, -1, dtype=np.int64)
+    lut[[kv[3] for kv in ordered]] = np.arange(len(ordered))
+    frame = frame.with_columns(pl.Series("__g", lut[combined]),
+                               pl.col("request").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("__r"))
+    del combined, first_row
+    # one order serves every pass: by group, request (integer codes), then the engine's rank order (score desc,
     # item id desc). The engine then finds each request's rows in rank order (no sort of its own) and IPS
-    # reads ranks and pages off it
-    frame = (frame.with_columns(pl.col("request").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("__r"))
-             .sort(["__g", "__r", "score", "item"], descending=[False, False, True, True]))
+    # reads ranks and pages off it. Only the order is held; each slice of groups is gathered when computed
+    perm = frame.select(pl.arg_sort_by(["__g", "__r", "score", "item"], descending=[False, False, True, True])).to_series().to_numpy()
     n_groups = len(order)
     thetas = _refit_position_bias(frame, group_col, f"__signal_{click_signal}", position_bias) if position_bias and ips_measures else None
     table = None if thetas is None else np.vstack([thetas[w] for w, _, _ in order])
     # groups are independent (labels are graded within a group): consecutive groups are computed together in
-    # slices of about CHUNK_ROWS rows (zero-copy), so the engine's and IPS's temporaries stay those of a slice
+    # slices of about CHUNK_ROWS rows, so the engine's and IPS's temporaries and the sorted copy stay a slice's
     engine_vals: dict[str, list[np.ndarray]] = {m: [np.zeros(0)] * n_groups for m in engine_measures}
     nan4 = (float("nan"), float("nan"), float("nan"), 0)
     ips_vals: list[list[tuple[float, float, float, int]]] = [[nan4] * n_groups for _ in ips_measures]
-    for g_lo, g_hi, first_row, n_rows in _chunks(frame["__g"].to_numpy(), n_groups, CHUNK_ROWS):
-        part = frame.slice(first_row, n_rows)
+    for g_lo, g_hi, start_row, n_rows in _chunks(frame["__g"].to_numpy()[perm], n_groups, CHUNK_ROWS):
+        part = frame[perm[start_row : start_row + n_rows]]
         if engine_measures:
             got, unlabelled = engine_values(part, n_groups, signal_rules, group_col, engine_measures)
             counts["unlabelled_requests"] += int(unlabelled.sum())
