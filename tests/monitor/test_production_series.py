@@ -154,12 +154,13 @@ def test_production_alerts_live_in_the_alert_table_with_their_own_key(app: Any) 
     assert page.status_code == 200 and "production window 2026-01-05T00:00:00Z" in page.text
 
 
-def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", backends())
+def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path, backend: str) -> None:
     """With ``refresh_interval`` the server refreshes by itself; a pass without new data stores nothing
-    (counters, not clocks: the test waits for the refresher's counts)."""
+    (counters, not clocks: the test waits for the refresher's counts). On SQLite and on PostgreSQL."""
     import time
 
-    with in_process_app("sqlite", tmp_path, refresh_interval=0.05) as app:
+    with in_process_app(backend, tmp_path, refresh_interval=0.05) as app:
         refresher = app.app.state.refresher
         imps = [_imp("r1", "a", 1, T0 + 3600), _imp("r1", "b", 2, T0 + 3600)]
         app.post("/api/v1/projects/bg/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700)]}, headers=AUTH)
