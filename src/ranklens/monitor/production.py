@@ -34,7 +34,8 @@ from ranklens.monitor.models import (
 __all__ = ["DEFAULT_MEASURES", "production_view", "refresh_windows", "set_settings", "windows_view"]
 
 DEFAULT_MEASURES = ("nDCG@10", "DCG@10", "IPS-DCG@10")
-_SETTINGS_KEYS = {"labels", "window", "label_delay", "measures", "reference_window"}
+_SETTINGS_KEYS = {"labels", "window", "label_delay", "measures", "reference_window", "position_bias"}
+_POSITION_BIAS = ("em", "intervention")
 
 
 def _table(model: Any) -> Table:
@@ -51,7 +52,8 @@ def _project_id(s: Session, project: str) -> int:
 def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSettings:
     """Store (or update) the project's production settings; every given field is checked before it is
     stored: ``labels`` (the rules of ``labels from-events`` as a JSON object), ``window`` (``1h``, ``1d``),
-    ``label_delay``, ``measures`` and ``reference_window``."""
+    ``label_delay``, ``measures``, ``reference_window`` and ``position_bias`` (``em`` or ``intervention``: θ of
+    IPS refitted on every window; null: the DCG discount)."""
     from ranklens.labels import load_rules
     from ranklens.production.logs import parse_duration
     from ranklens.production.windows import _split_measures
@@ -74,6 +76,8 @@ def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSe
         if not isinstance(body["measures"], list) or not body["measures"]:
             raise MonitorError("'measures' must be a non-empty list such as [\"nDCG@10\", \"IPS-DCG@10\"]")
         _split_measures([str(m) for m in body["measures"]])
+    if body.get("position_bias") not in (None, *_POSITION_BIAS):
+        raise MonitorError(f"'position_bias' must be \"em\", \"intervention\" or null; got {body['position_bias']!r}")
     if current is None:
         current = ProductionSettings(project_id=pid, rules="{}", window="1d", label_delay="24h",
                                      measures=json.dumps(list(DEFAULT_MEASURES)))
@@ -88,6 +92,8 @@ def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSe
         current.measures = json.dumps([str(m) for m in body["measures"]])
     if "reference_window" in body:
         current.reference_window = body["reference_window"] or None
+    if "position_bias" in body:
+        current.position_bias = body["position_bias"]
     current.updated_at = utcnow()
     s.flush()
     return current
@@ -144,7 +150,7 @@ def refresh_windows(s: Session, project: str, body: dict[str, Any] | None = None
         report = compute_windows(
             impressions, events, json.loads(settings.rules), window=settings.window, measures=json.loads(settings.measures),
             segment_col="segment", system_col="system", label_delay=settings.label_delay,
-            reference_window=settings.reference_window, n_boot=n_boot,
+            reference_window=settings.reference_window, n_boot=n_boot, position_bias=settings.position_bias,
         )
     except InputError as exc:
         raise MonitorError(str(exc)) from None
@@ -229,7 +235,8 @@ def production_view(s: Session, project: str) -> dict[str, Any]:
         "project": project,
         "settings": None if settings is None else {
             "labels": json.loads(settings.rules), "window": settings.window, "label_delay": settings.label_delay,
-            "measures": json.loads(settings.measures), "reference_window": settings.reference_window},
+            "measures": json.loads(settings.measures), "reference_window": settings.reference_window,
+            "position_bias": settings.position_bias},
         "refreshed": None if last is None else {"id": last.id, "at": last.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "as_of": last.as_of,
                                                   "counts": json.loads(last.counts), "revised": last.revised},
         "windows": windows_view(s, project)["windows"],
