@@ -224,3 +224,28 @@ def test_the_position_bias_setting_refits_theta_per_window_as_compute_windows_do
         assert by_key[(w.start, w.segment, w.system, w.measure)] == pytest.approx(w.value, rel=1e-9)
     bad = app.post("/api/v1/projects/pb/windows/refresh", json={"position_bias": "magic"}, headers=AUTH)
     assert bad.status_code == 400 and "position_bias" in bad.text
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_the_stored_logs_read_back_as_sent(tmp_path: Path, backend: str) -> None:
+    """What a refresh reads (``_frames``: COPY as CSV on PostgreSQL, blocks of rows on SQLite) is what was
+    ingested: ids with commas, quotes, newlines and non-ASCII, in ingestion order."""
+    from ranklens.monitor.production import _frames
+
+    from .conftest import in_process_monitor
+
+    odd = ['r,1', 'r"2"', "r\n3", "ré 4", "r5"]
+    imps = [{"id": f"i{k}", "request": r, "query": r, "item": f"d,{k}", "position": k + 1, "score": 0.5 - k,
+             "timestamp": T0 + k, "segment": "s\n", "system": "A"} for k, r in enumerate(odd)]
+    evs = [{"id": "e1", "request": 'r"2"', "item": "d,1", "event": "click", "timestamp": T0 + 99, "value": 0.25}]
+    with in_process_monitor(backend, tmp_path) as monitor:
+        from ranklens.monitor.ingest import ingest_batch
+
+        monitor.db.write(lambda s: ingest_batch(s, "odd", {"impressions": imps, "events": evs}))
+        with monitor.db.read() as s:
+            from ranklens.monitor.production import _project_id
+
+            got_imp, got_ev = _frames(s, _project_id(s, "odd"))
+    assert got_imp.rows() == [(i["request"], i["query"], i["item"], i["position"], i["score"], float(i["timestamp"]),
+                              i["segment"], i["system"]) for i in imps]
+    assert got_ev.rows() == [('r"2"', "d,1", "click", float(T0 + 99), 0.25)]

@@ -12,6 +12,7 @@ the series (:mod:`ranklens.monitor.production_alerts`).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from typing import Any
@@ -100,25 +101,48 @@ def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSe
 
 
 def _frames(s: Session, pid: int) -> tuple[Any, Any]:
-    """The project's impressions and events as polars frames, read through the driver's cursor (SQLAlchemy
-    rows cost more than the query on a day of logs)."""
-    import polars as pl
-
+    """The project's impressions and events as polars frames: on PostgreSQL by ``COPY … TO STDOUT`` (CSV read by
+    polars: no Python object per value), on SQLite through the driver's cursor in blocks of :data:`_READ_BLOCK`
+    rows (SQLAlchemy rows cost more than the query; one block of Python tuples at a time bounds the memory)."""
     conn = s.connection()
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
-    imp_types = {"request": pl.Utf8, "query": pl.Utf8, "item": pl.Utf8, "position": pl.Int64, "score": pl.Float64,
-                 "timestamp": pl.Float64, "segment": pl.Utf8, "system": pl.Utf8}
-    ev_types = {"request": pl.Utf8, "item": pl.Utf8, "event": pl.Utf8, "timestamp": pl.Float64, "value": pl.Float64}
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    postgres = conn.dialect.name == "postgresql"
     try:
-        cursor.execute("SELECT request, query, item, position, score, ts, segment, system FROM ingest_impressions "
-                       f"WHERE project_id = {mark} ORDER BY id", (pid,))
-        impressions = pl.DataFrame(cursor.fetchall(), schema=imp_types, orient="row")
-        cursor.execute(f"SELECT request, item, event, ts, value FROM ingest_events WHERE project_id = {mark} ORDER BY id", (pid,))
-        events = pl.DataFrame(cursor.fetchall(), schema=ev_types, orient="row")
+        impressions = _read(cursor, "SELECT request, query, item, position, score, ts, segment, system FROM ingest_impressions "
+                            f"WHERE project_id = {int(pid)} ORDER BY id", _IMP_TYPES, postgres)
+        events = _read(cursor, f"SELECT request, item, event, ts, value FROM ingest_events WHERE project_id = {int(pid)} ORDER BY id",
+                       _EV_TYPES, postgres)
     finally:
         cursor.close()
     return impressions, events
+
+
+_READ_BLOCK = 200_000
+
+
+def _read(cursor: Any, sql: str, names: dict[str, str], postgres: bool) -> Any:
+    import polars as pl
+
+    schema = {k: {"str": pl.Utf8, "int": pl.Int64, "float": pl.Float64}[v] for k, v in names.items()}
+    if postgres:
+        out = io.BytesIO()
+        with cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)") as copy:
+            for block in copy:
+                out.write(block)
+        if not out.tell():
+            return pl.DataFrame(schema=schema)
+        # quoted fields keep commas, quotes and newlines; an empty unquoted field is NULL, as PostgreSQL wrote it
+        return pl.read_csv(out.getvalue(), has_header=False, new_columns=list(schema), schema=schema)
+    cursor.execute(sql)
+    frames = []
+    while rows := cursor.fetchmany(_READ_BLOCK):
+        frames.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+_IMP_TYPES = {"request": "str", "query": "str", "item": "str", "position": "int", "score": "float", "timestamp": "float",
+              "segment": "str", "system": "str"}
+_EV_TYPES = {"request": "str", "item": "str", "event": "str", "timestamp": "float", "value": "float"}
 
 
 def _same(a: float | None, b: float | None) -> bool:
