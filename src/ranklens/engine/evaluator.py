@@ -203,7 +203,7 @@ class Evaluator:
         self.last_report: AlignReport | None = None
         self.last_pool: SelfPool | None = None
         for (order, judged), idx in by_order.items():
-            lists, report = self._align(r, order, judged, judged_by)
+            lists, report = self._align(r, order, judged) if judged_by is None else self._align(r, order, judged, judged_by)
             self.last_report = report
             if self.last_pool is None and any(self.measures[j].name in POOL_IDEAL_FAMILIES for j in idx):
                 self.last_pool = self_pool_depths(lists)
