@@ -1547,15 +1547,16 @@ static double trec_measure(const Spec *s, const Row *rows, Py_ssize_t n, const Q
     Py_ssize_t num_rel = qr->num_rel[qi], judged = qr->jstart[qi + 1] - qr->jstart[qi];
     const int32_t *ideal = qr->ideal + qr->ideal_start[qi];
     double big_r = (double)num_rel;
+    /* the counts, over the rows the kind reads (the top k, or all): most kinds need none of them */
     Py_ssize_t hits = 0, rel_ret = 0, nonrel_ret = 0, unjudged = 0;
-    for (Py_ssize_t r = 0; r < n; r++) {
-        rel_ret += rows[r].label >= 1;
-        nonrel_ret += rows[r].label == 0;
-        if (r < k) {
+    int k_only = s->kind == NUMRELRET || s->kind == RELATIVE_P || s->kind == SUCCESS || s->kind == UNJ;
+    if (k_only || s->kind == UTILITY || s->kind == NONREL_JUDGED_RET || (s->kind >= SET_P && s->kind <= SET_F))
+        for (Py_ssize_t r = 0, upto = k_only ? k : n; r < upto; r++) {
             hits += rows[r].label >= 1;
+            nonrel_ret += rows[r].label == 0;
             unjudged += rows[r].label < 0;
         }
-    }
+    rel_ret = hits; /* (over all n rows for the kinds that read rel_ret) */
     double nd = (double)n, rr = (double)rel_ret;
     switch (s->kind) {
     case NUMQ: /* binary.num_q */
@@ -1617,7 +1618,7 @@ static double trec_measure(const Spec *s, const Row *rows, Py_ssize_t n, const Q
                 seen += 1.0;
                 total += 1.0 / log2(3.0 + (double)r - seen);
             }
-        return rel_ret > 0 && num_rel > 0 ? total / big_r : 0.0;
+        return seen > 0.0 && num_rel > 0 ? total / big_r : 0.0;
     }
     case GAIN_G: { /* trec_extra.g_measure, linear gains */
         double cost = 0.0, got = 0.0, total = 0.0, best = 0.0;
