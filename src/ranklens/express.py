@@ -203,17 +203,21 @@ class _MeanFamily:
 
 
 class ExpressMeasure:
-    """A measure of the express path named without the measure language (:func:`express_measures`): its
-    canonical name is the one :func:`ranklens.measures.parse` gives."""
+    """A measure of the express path named without the measure language (:func:`express_measures`,
+    :func:`ranklens.trec_eval.plain.select_plain`): its canonical name is the one
+    :func:`ranklens.measures.parse` gives. ``param`` is the value of the family's parameter the compiled pass
+    takes (:data:`_PASSED_PARAMS`: IPrec's recall …); every other parameter is the registry's default."""
 
-    __slots__ = ("name", "cutoff")
+    __slots__ = ("name", "cutoff", "param")
     family = _MeanFamily()
     params: tuple[tuple[str, object], ...] = ()
 
-    def __init__(self, name: str, cutoff: int | None) -> None:
-        self.name, self.cutoff = name, cutoff
+    def __init__(self, name: str, cutoff: int | None, param: float | None = None) -> None:
+        self.name, self.cutoff, self.param = name, cutoff, param
 
     def __str__(self) -> str:
+        if self.param is not None:
+            return f"{self.name}({_PASSED_PARAMS[self.name]}={self.param!r})"
         return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
 
     def __repr__(self) -> str:
@@ -284,8 +288,10 @@ def _spec(m: Measure | ExpressMeasure | RankLabel) -> tuple[float, ...]:
         return (LABEL_AT, m.cutoff)
     kind = _KINDS.get(m.name) or _TREC_KINDS[m.name]
     passed = _PASSED_PARAMS.get(m.name)
-    if passed is None or isinstance(m, ExpressMeasure):
+    if passed is None:
         return (kind, m.cutoff or 0)
+    if isinstance(m, ExpressMeasure):
+        return (kind, m.cutoff or 0) if m.param is None else (kind, m.cutoff or 0, float(m.param))
     return (kind, m.cutoff or 0, float(m.get(passed)))
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from ranklens.measures.base import MIN_GEO_MEAN
-from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.table import MIN_GEO_MEAN, Selected
 from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["format_float", "query_lines", "summary_lines"]

@@ -20,11 +20,11 @@ printed once. When every selected measure is compiled, the reference engine is n
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ranklens.errors import RanklensError
 from ranklens.trec_eval.output import query_lines, summary_lines
-from ranklens.trec_eval.select import Selected, TrecUsageError, foreign_measure, select
+from ranklens.trec_eval.table import Selected
 from ranklens.trec_eval.values import QueryValues
 from ranklens.trec_eval.zscores import Reference, read_zscores, standardise
 
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
 
-@dataclass(frozen=True)
-class TrecEvalOptions:
+class TrecEvalOptions(NamedTuple):
     """trec_eval's command line.
 
     Attributes:
@@ -71,8 +70,7 @@ class TrecEvalOptions:
     debug_query: str | None = None
 
 
-@dataclass(frozen=True)
-class TrecEvalResult:
+class TrecEvalResult(NamedTuple):
     """What trec_eval would write and return."""
 
     stdout: str
@@ -82,6 +80,11 @@ class TrecEvalResult:
 
 def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     """Evaluate ``options.run`` against ``options.qrels`` and render trec_eval's output."""
+    plain = _run_plain(options)
+    if isinstance(plain, TrecEvalResult):
+        return plain
+    from ranklens.trec_eval.select import TrecUsageError, foreign_measure, select
+
     try:
         selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
     except TrecUsageError as exc:
@@ -101,7 +104,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         reference = read_zscores(options.zscores) if options.zscores else None
     except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
-    quick = _compiled_values(options, selected, max_docs)
+    quick = None if plain == "declined" else _compiled_values(options, selected, max_docs)
     if quick is not None and quick[3]:  # (every selected measure compiled: no reference engine)
         from ranklens.trec_eval.run_tag import last_run_tag
 
@@ -145,13 +148,37 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
     if compiled:
         if quick is not None and quick[0] == values.query_ids:
-            values = replace(values, numbers={**values.numbers, **compiled}, texts={**values.texts, **compiled_texts})
+            values = values._replace(numbers={**values.numbers, **compiled}, texts={**values.texts, **compiled_texts})
         else:  # (the two backends evaluated other queries: never expected; the reference computes all)
             values = compute(qrels, run, selected, placeholder_queries=missing_ids if options.complete else (),
                              judged_only=options.judged_only, max_docs=max_docs, rel_level=options.rel_level)
     first = int(np.flatnonzero(missing)[0]) if missing_ids and not options.complete else None
     stop = None if first is None else qrels.query_ids[first].as_py()
     return _render(options, selected, values, runid, reference, stop, first)
+
+
+def _run_plain(options: TrecEvalOptions) -> TrecEvalResult | str | None:
+    """trec_eval's output when every selected measure is at its default parameters
+    (:func:`ranklens.trec_eval.plain.select_plain`: named without the measure language) and the compiled pass
+    computes them all; ``"declined"`` when the dispatcher chose another backend or the pass declined (the
+    reference then computes every column: the same choice would be made again); None otherwise (the measure
+    language selects them)."""
+    if (options.rel_level, options.num_docs, options.rel_format, options.zscores) != (1, 0, "qrels", None):
+        return None
+    from ranklens.trec_eval.plain import select_plain
+
+    selected = select_plain(options.measures)
+    if selected is None or options.max_docs is not None:
+        return None
+    quick = _compiled_values(options, selected, None)
+    if quick is None:
+        return "declined"
+    if not quick[3]:  # (never expected: every plain measure is declared)
+        return None
+    from ranklens.trec_eval.run_tag import last_run_tag
+
+    query_ids, numbers, texts, _, tag = quick
+    return _render(options, selected, QueryValues(query_ids, numbers, texts), last_run_tag(options.run) or tag, None, None, None)
 
 
 def _compiled_values(
@@ -184,17 +211,21 @@ def _compiled_values(
     if not cols:
         return None
     from ranklens.backends import Choice, choose_backend, debug_note, run_compiled
-    from ranklens.engine.policy import EvalPolicy
     from ranklens.express import evaluate_express
 
-    policy = EvalPolicy(missing="zero" if options.complete else "skip")
+    policy = None  # (the default: missing="skip"; -c asks for missing="zero")
+    if options.complete:
+        from ranklens.engine.policy import EvalPolicy
+
+        policy = EvalPolicy(missing="zero")
     measures = list(dict.fromkeys(m for _, m in cols))
     labels = [label for _, ranks in strings for label in ranks]
     wanted: list[Measure | RankLabel] = [*measures, *labels]
     choice = choose_backend(measures, policy, options.qrels, [options.run])
     # (the compiled pass's own values, plain floats: printing them needs neither numpy nor a Results)
+    missing = "zero" if options.complete else "skip"
     got = run_compiled(
-        choice, lambda why: evaluate_express(options.qrels, [options.run], wanted, why=why, missing=policy.missing)
+        choice, lambda why: evaluate_express(options.qrels, [options.run], wanted, why=why, missing=missing)
     )
     if got is None:
         return None
@@ -247,6 +278,8 @@ def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> Tre
     if options.debug_query is not None:
         if options.debug_query not in judgments.by_query:
             return TrecEvalResult("", "trec_eval: No queries with both results and relevance info\n", 7)
+        from dataclasses import replace
+
         judgments = replace(judgments, by_query={options.debug_query: judgments.by_query[options.debug_query]})
     try:
         values, stop = rel_formats.compute_other(

@@ -5,7 +5,8 @@ the compiled pass for the measures it declares, :mod:`.runner`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: the compiled path prints without numpy)
@@ -15,8 +16,7 @@ __all__ = ["QueryValues", "floats"]
 
 
 
-@dataclass(frozen=True)
-class QueryValues:
+class QueryValues(NamedTuple):
     """The values of every printed column, one entry per evaluated query (``query_ids`` order).
 
     ``numbers`` maps a printed name to a float64 vector (the reference) or a list of floats (the compiled
@@ -25,8 +25,8 @@ class QueryValues:
     """
 
     query_ids: list[str]
-    numbers: Mapping[str, np.ndarray | Sequence[float]] = field(default_factory=dict)
-    texts: dict[str, list[str]] = field(default_factory=dict)
+    numbers: Mapping[str, np.ndarray | Sequence[float]] = MappingProxyType({})
+    texts: Mapping[str, list[str]] = MappingProxyType({})
     placeholder: np.ndarray | Sequence[bool] = ()
     logged: frozenset[str] = frozenset()
     """geometric-mean columns already holding ``log(max(v, 1e-5))`` (``-Z``; see :mod:`.zscores`)"""
