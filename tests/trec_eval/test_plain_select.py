@@ -13,7 +13,10 @@ from ranklens.trec_eval import table
 from ranklens.trec_eval.plain import PLAIN, select_plain
 from ranklens.trec_eval.select import select
 
-ARGS = [[name] for name in PLAIN] + [[], ["official"], ["all_trec"], ["set"], ["map", "relstring", "P", "runid"]]
+ARGS = [[name] for name in PLAIN] + [[], ["official"], ["all_trec"], ["set"], ["map", "relstring", "P", "runid"]] + [
+    ["ndcg_cut.10", "map", "P.5"], ["P.20,5,010"], ["P.7", "P.3"], ["official", "P.3"], ["recall.1000000", "unj.3"],
+    ["success.2,4"], ["relative_P.1", "map_cut.100,1"],
+]
 
 
 @pytest.mark.parametrize("args", ARGS, ids=[" ".join(a) or "(none)" for a in ARGS])
@@ -32,7 +35,8 @@ def test_plain_columns_are_the_measure_languages(args: list[str]) -> None:
             assert measures_declined([theirs]) is None, name  # (the registry's measure: declared, defaults)
 
 
-@pytest.mark.parametrize("args", [["P.5"], ["dcg"], ["yaap"], ["nope"], ["map", "ndcg.1=2"], ["prefs_simp"]])
+@pytest.mark.parametrize("args", [["P.5,5"], ["P.0"], ["P.5x"], ["P."], ["map.5"], ["iprec_at_recall.0.5"], ["official.5"],
+                                  ["dcg"], ["yaap"], ["nope"], ["map", "ndcg.1=2"], ["prefs_simp"]])
 def test_anything_else_goes_to_the_measure_language(args: list[str]) -> None:
     assert select_plain(args) is None
 

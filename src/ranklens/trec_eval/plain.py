@@ -10,8 +10,10 @@ the compiled declaration matches); ``tests/trec_eval/test_plain_select.py`` chec
 
 >>> [(printed, str(m)) for sel in select_plain(["map", "iprec_at_recall"]) or () for printed, m in sel.columns][:3]
 [('map', 'AP'), ('iprec_at_recall_0.00', 'IPrec(recall=0.0)'), ('iprec_at_recall_0.10', 'IPrec(recall=0.1)')]
->>> select_plain(["P.5"]) is None, select_plain(["dcg"]) is None
-(True, True)
+>>> [printed for sel in select_plain(["P.10,5", "P.7"]) or () for printed, _ in sel.columns]
+['P_5', 'P_10']
+>>> select_plain(["P.5,5"]) is None, select_plain(["map.5"]) is None, select_plain(["dcg"]) is None
+(True, True, True)
 """
 
 from __future__ import annotations
@@ -70,13 +72,22 @@ PLAIN: dict[str, tuple[str, tuple[int, ...], tuple[float, ...], float | None]] =
 
 def select_plain(args: Sequence[str]) -> list[Selected] | None:
     """The marked measures with their columns, in print order, when every argument is a name or nickname
-    without parameters whose measures :data:`PLAIN` names (``runid`` and ``relstring`` included); else None."""
+    whose measures :data:`PLAIN` names (``runid`` and ``relstring`` included), without parameters or, for a
+    name with cutoffs, with plain ones (``P.5,10``: decimal digits, each once; the first ``-m`` of a name
+    wins, as trec_eval); else None."""
     marked: set[str] = set()
+    given: dict[str, tuple[int, ...]] = {}
     for arg in args or ("official",):
-        if arg in NICKNAMES:
-            marked.update(NICKNAMES[arg])
-        elif arg in PLAIN or arg in ("runid", "relstring"):
-            marked.add(arg)
+        name, dot, params = arg.partition(".")
+        if dot:
+            cutoffs = _plain_cutoffs(params)
+            if name not in PLAIN or not PLAIN[name][1] or cutoffs is None:
+                return None
+            given.setdefault(name, cutoffs)
+        if name in NICKNAMES and not dot:
+            marked.update(NICKNAMES[name])
+        elif name in PLAIN or (name in ("runid", "relstring") and not dot):
+            marked.add(name)
         else:
             return None
     out = []
@@ -89,6 +100,7 @@ def select_plain(args: Sequence[str]) -> list[Selected] | None:
         if entry.name not in PLAIN:
             return None
         family, cutoffs, levels, default = PLAIN[entry.name]
+        cutoffs = given.get(entry.name, cutoffs)
         if cutoffs:
             columns = tuple((f"{entry.name}_{k}", ExpressMeasure(family, k)) for k in cutoffs)
         elif levels:
@@ -97,3 +109,15 @@ def select_plain(args: Sequence[str]) -> list[Selected] | None:
             columns = ((entry.name, ExpressMeasure(family, None, default)),)
         out.append(Selected(entry, columns))
     return out
+
+
+def _plain_cutoffs(params: str) -> tuple[int, ...] | None:
+    """``5,10`` as the sorted cutoffs (5, 10); None unless every item is 1 to 9 decimal digits, positive,
+    and none is given twice (the measure language reads the rest: atol's prefixes, errors)."""
+    items = params.split(",")
+    if not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in items):
+        return None
+    values = sorted(int(p) for p in items)
+    if values[0] <= 0 or len(set(values)) != len(values):
+        return None
+    return tuple(values)
