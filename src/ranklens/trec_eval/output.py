@@ -42,7 +42,7 @@ def query_lines(
     With ``zscore`` (``-Z``) every numeric line prints ``Z`` before its name and its value as ``%6.4f``,
     counts included (``meas_print_single.c``).
     """
-    columns: list[tuple[str, str, list[str]]] = []
+    columns: list[tuple[str, list[str]]] = []  # (the line up to the query id, the values' texts)
     for sel in selected:
         if not sel.entry.per_query:
             continue
@@ -51,13 +51,13 @@ def query_lines(
                 texts = [f"'{t}'" for t in values.texts[printed]]
             elif sel.entry.value == "long" and not zscore:
                 texts = [_long(v) for v in floats(values.numbers[printed])]
-            else:
-                texts = [format_float(v) for v in floats(values.numbers[printed])]
-            columns.append(("Z" if zscore and sel.entry.value != "relstring" else "", printed, texts))
+            else:  # (format_float, inline: -q -m all_trec prints 100 values per query)
+                texts = ["  -nan" if v != v else f"{v:6.4f}" for v in floats(values.numbers[printed])]
+            prefix = "Z" if zscore and sel.entry.value != "relstring" else ""
+            columns.append((f"{prefix}{printed:<22}\t", texts))
     for i in queries:
         qid = values.query_ids[i]
-        for prefix, printed, texts in columns:
-            yield _line(printed, qid, texts[i], prefix)
+        yield from [f"{head}{qid}\t{texts[i]}\n" for head, texts in columns]
 
 
 def summary_lines(

@@ -236,8 +236,13 @@ def _compiled_values(
     if not every:
         debug_note(Choice("reference", f"the measures the compiled backend does not declare ({len(cols)} columns compiled)"))
     where = {id(m): j for j, m in enumerate(wanted)}
-    numbers: dict[str, Sequence[float]] = {p: [row[where[id(m)]] for row in res.rows] for p, m in cols}
-    texts = {p: _relstrings([[row[where[id(r)]] for r in ranks] for row in res.rows]) for p, ranks in strings}
+    columns = list(zip(*res.rows)) if res.rows else [() for _ in wanted]  # (a tuple of values per measure)
+    numbers: dict[str, Sequence[float]] = {p: columns[where[id(m)]] for p, m in cols}
+    texts = {
+        p: _relstrings([list(ranked) for ranked in zip(*(columns[where[id(r)]] for r in ranks))]) if ranks
+        else [""] * len(res.rows)
+        for p, ranks in strings
+    }
     return list(res.query_ids), numbers, texts, every, res.run
 
 
