@@ -1,6 +1,7 @@
 /* The express evaluation (issue 12): qrels and one run, as TREC text or as the Arrow columns of Parquet
  * files, to the per-query values of the common measures (nDCG, DCG, AP, P, RR and R, each with or without
- * a cutoff, default parameters), in one compiled pass. It exists for the collections most people have
+ * a cutoff, default parameters; and trec_eval's default and all_trec sets: trec_measure, issue 26), in one
+ * compiled pass. It exists for the collections most people have
  * (S-sized: a few thousand queries), where importing numpy and pyarrow costs more than the evaluation
  * itself, and for Parquet runs, where it leaves pyarrow only the decoding.
  *

@@ -17,7 +17,9 @@ only what it reads and computes exactly as the general path does:
   integers, compared as their decimal strings as the general path compares them), scores
   as floats or integers, labels as integers, no nulls; runs decoded by pyarrow in batches (the next ones
   in a thread while the compiled pass evaluates this one), each batch's buffers read in place;
-* the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
+* the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters (the words
+  of ``ranklens eval``'s express form), and trec_eval's default and ``all_trec`` sets (:data:`SUPPORTED_MEASURES`,
+  for ``ranklens trec-eval`` and every face through the dispatcher);
 * the default evaluation policy (no ``--missing``, ``--judged-only``, ``--max-docs``, plugins …).
 
 Anything else, and any line the compiled pass does not read beyond doubt, gives ``None``: the caller then

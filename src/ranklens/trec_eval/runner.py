@@ -9,11 +9,14 @@ The flow mirrors ``trec_eval.c`` (v10.0):
    document. Run queries absent from the qrels are ignored;
 3. print the ``-q`` lines, then (unless ``-n``) the ``all`` lines.
 
-The values of the measures the compiled backend declares (``map``, ``map_cut``, ``ndcg``, ``ndcg_cut``, ``P``,
-``recall``, ``recip_rank`` at trec_eval's parameters) come from it when the dispatcher chooses it
-(:func:`ranklens.backends.choose_backend`; not with ``-J``, ``-M``, ``-D``, another ``-R`` or a run on standard
-input); the other measures from the reference kernels (:mod:`.compute`), both into one :class:`QueryValues`
-printed once. When every selected measure is compiled, the reference engine is not imported at all.
+The values of the measures the compiled backend declares (trec_eval's whole default set and every measure of
+``all_trec`` at trec_eval's default parameters, relstring included: :data:`ranklens.express.SUPPORTED_MEASURES`)
+come from it when the dispatcher chooses it (:func:`ranklens.backends.choose_backend`; not with ``-J``, ``-M``,
+``-D``, another ``-R`` or a run on standard input); the other measures (gain maps, ``-l`` other than 1,
+``utility``'s coefficients, ``relstring.N`` …) from the reference kernels (:mod:`.compute`), both into one
+:class:`QueryValues` printed once. When every selected measure is compiled, the reference engine is not
+imported at all, and when they are also at their default parameters (:mod:`.plain`) neither is the measure
+language: the pass's floats are printed as they are.
 ``RANKLENS_BACKEND=reference`` computes everything on the reference; ``RANKLENS_DEBUG=1`` says which ran.
 """
 
