@@ -1,6 +1,7 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); everything else, and whatever
-the express path does not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and ``ranklens trec-eval`` in its
+common forms skips click (:mod:`ranklens.cli.trec_eval_express`); everything else, and whatever those do not
+take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ def main() -> None:
         from ranklens.cli.express import run
 
         status = run(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 3 and sys.argv[1] == "trec-eval":  # (its common forms without click)
+        from ranklens.cli.trec_eval_express import run as trec_eval
+
+        status = trec_eval(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full

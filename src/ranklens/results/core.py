@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ranklens.errors import InputError, MeasureError, MissingDependencyError
-from ranklens.measures.base import Measure
+from ranklens.measures.base import MIN_GEO_MEAN, Measure
 from ranklens.measures.language import MeasureLike
 
 if TYPE_CHECKING:  # (pyarrow is imported by the methods that build Arrow tables: a gate or a compare needs none)
@@ -26,7 +26,6 @@ QueryId = str | int
 #: the shape of a table of results: ``"wide"`` (one column per measure) or ``"long"`` (one row per value)
 Layout = Literal["wide", "long"]
 
-MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
 
 def aggregate(m: Measure, values: np.ndarray) -> float:

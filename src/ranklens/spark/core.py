@@ -562,7 +562,7 @@ ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
 
 def _bucket_function(
     measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
-    plan: Mapping[int, Any] | None = None, specs: tuple[tuple[int, int], ...] | None = None,
+    plan: Mapping[int, Any] | None = None, specs: tuple[tuple[float, ...], ...] | None = None,
     check_duplicates: bool = True,
 ) -> Any:
     """The function applied to every co-grouped bucket (pickled to the Python workers with its closure):

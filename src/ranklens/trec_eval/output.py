@@ -13,11 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-import numpy as np
-
-from ranklens.results.core import MIN_GEO_MEAN
-from ranklens.trec_eval.select import Selected
-from ranklens.trec_eval.values import QueryValues
+from ranklens.trec_eval.table import MIN_GEO_MEAN, Selected
+from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["format_float", "query_lines", "summary_lines"]
 
@@ -45,7 +42,7 @@ def query_lines(
     With ``zscore`` (``-Z``) every numeric line prints ``Z`` before its name and its value as ``%6.4f``,
     counts included (``meas_print_single.c``).
     """
-    columns: list[tuple[str, str, list[str]]] = []
+    columns: list[tuple[str, list[str]]] = []  # (the line up to the query id, the values' texts)
     for sel in selected:
         if not sel.entry.per_query:
             continue
@@ -53,14 +50,14 @@ def query_lines(
             if sel.entry.value == "relstring":
                 texts = [f"'{t}'" for t in values.texts[printed]]
             elif sel.entry.value == "long" and not zscore:
-                texts = [_long(v) for v in values.numbers[printed].tolist()]
-            else:
-                texts = [format_float(v) for v in values.numbers[printed].tolist()]
-            columns.append(("Z" if zscore and sel.entry.value != "relstring" else "", printed, texts))
+                texts = [_long(v) for v in floats(values.numbers[printed])]
+            else:  # (format_float, inline: -q -m all_trec prints 100 values per query)
+                texts = ["  -nan" if v != v else f"{v:6.4f}" for v in floats(values.numbers[printed])]
+            prefix = "Z" if zscore and sel.entry.value != "relstring" else ""
+            columns.append((f"{prefix}{printed:<22}\t", texts))
     for i in queries:
         qid = values.query_ids[i]
-        for prefix, printed, texts in columns:
-            yield _line(printed, qid, texts[i], prefix)
+        yield from [f"{head}{qid}\t{texts[i]}\n" for head, texts in columns]
 
 
 def summary_lines(
@@ -81,7 +78,7 @@ def summary_lines(
             yield _line(sel.columns[0][0], "all", format_float(n) if zscore else str(n), z)
             continue
         for printed, _ in sel.columns:
-            col = values.numbers[printed]
+            col = floats(values.numbers[printed])
             if how == "sum":
                 total = _sequential_sum(col)
                 yield _line(printed, "all", format_float(total) if zscore else _long(total), z)
@@ -93,14 +90,17 @@ def summary_lines(
                 yield _line(printed, "all", format_float(_sequential_sum(col) / n if n else 0.0), z)
 
 
-def _sequential_sum(values: np.ndarray) -> float:
-    """Σ values added left to right in float64 (``np.cumsum`` does; ``np.sum`` adds pairwise)."""
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
+def _sequential_sum(values: list[float]) -> float:
+    """Σ values added left to right in float64, as trec_eval adds them (``np.sum`` adds pairwise, ``math.fsum``
+    exactly, and ``sum`` compensates since Python 3.12)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
 
 
-def _geometric_mean(values: np.ndarray) -> float:
-    if not values.size:
+def _geometric_mean(values: list[float]) -> float:
+    if not values:
         return 0.0
     # like C's MAX(v, MIN_GEO_MEAN), max() keeps the floor when v is NaN (NaN > floor is false)
-    logs = np.array([math.log(max(MIN_GEO_MEAN, v)) for v in values.tolist()])
-    return math.exp(_sequential_sum(logs) / values.size)
+    return math.exp(_sequential_sum([math.log(max(MIN_GEO_MEAN, v)) for v in values]) / len(values))
