@@ -1,5 +1,6 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); everything else, and whatever
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so does ``ranklens explain``
+of a measure the compiled pass records (:mod:`ranklens.cli.express_explain`); everything else, and whatever
 the express path does not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ def main() -> None:
         from ranklens.cli.express import run
 
         status = run(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 2 and sys.argv[1] == "explain":
+        from ranklens.cli.express_explain import run as run_explain
+
+        status = run_explain(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full
