@@ -25,11 +25,12 @@ import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "DuplicateError",
     "FormatError",
+    "Hint",
     "InputError",
     "MeasureError",
     "NOTE_KINDS",
@@ -56,18 +57,73 @@ class InputError(RanklensError, ValueError):
     """The data or the arguments given are wrong."""
 
 
+class Hint(str):
+    """A suggestion inside an error, as data: which input format to choose (``kind="choose"``, field
+    ``choices``) or to use (``kind="use"``, fields ``role``, ``"qrels"`` or ``"run"``, and ``format``). It is a
+    ``str``, the Python API's words; each face words it from its fields (:meth:`cli_words`: the command's own
+    flags), so no face rewrites the text of a message.
+
+    >>> h = Hint("use", role="run", format="csv")
+    >>> str(h), h.cli_words({"run_format"}, None), h.cli_words(set(), None)
+    ('--run-format csv, format= in Python', '--run-format csv, format= in Python', "format='csv' in Python")
+    >>> c = Hint("choose", choices=("trec", "csv"))
+    >>> str(c), c.cli_words({"qrels_format", "run_format"}, "qrels"), c.cli_words({"qrels_format", "run_format"}, None)
+    ('format= (one of: trec, csv)', '--qrels-format (one of: trec, csv)', '--qrels-format or --run-format (one of: trec, csv)')
+    """
+
+    kind: str
+    fields: dict[str, object]
+
+    def __new__(cls, kind: str, **fields: object) -> Hint:
+        if kind not in ("choose", "use"):
+            raise ValueError(f"a hint kind is choose or use; got {kind!r}")
+        if kind == "use":
+            words = f"--{fields['role']}-format {fields['format']}, format= in Python"
+        else:
+            words = f"format= (one of: {', '.join(fields['choices'])})"  # type: ignore[arg-type]
+        self = super().__new__(cls, words)
+        self.kind, self.fields = kind, fields
+        return self
+
+    def cli_words(self, flags: set[str], role: str | None) -> str:
+        """The command line's words: ``flags`` are the command's parameter names (``run_format``, …) and
+        ``role`` the input the error is about (None: not known). A command without the flag keeps the
+        Python words (its ``--format`` is an output format)."""
+        if self.kind == "use":
+            if f"{self.fields['role']}_format" in flags:
+                return str.__str__(self)
+            return f"format='{self.fields['format']}' in Python"
+        named = [f"--{r}-format" for r in ("qrels", "run") if f"{r}_format" in flags and role in (None, r)]
+        if not named:
+            return str.__str__(self)
+        return f"{' or '.join(named)} (one of: {', '.join(self.fields['choices'])})"  # type: ignore[arg-type]
+
+
 class FormatError(InputError):
     """A file or frame does not match its format.
 
-    The message names the source, the line (1-based) when known, what was expected and what was found.
+    The message names the source, the line (1-based) when known, what was expected and what was found. It
+    may be given as parts, text and :class:`Hint` objects (``parts``), which a face words with
+    :meth:`worded`; ``str()`` and ``detail`` are the Python API's words.
+
+    >>> e = FormatError("r.txt", ("is this a CSV file? (use ", Hint("use", role="run", format="csv"), ")"), 1)
+    >>> str(e), e.worded(lambda h: h.cli_words(set(), None))
+    ('r.txt:1: is this a CSV file? (use --run-format csv, format= in Python)', "r.txt:1: is this a CSV file? (use format='csv' in Python)")
     """
 
-    def __init__(self, source: str, message: str, line: int | None = None) -> None:
+    def __init__(self, source: str, message: str | tuple[str, ...], line: int | None = None) -> None:
         self.source = source
         self.line = line
-        self.detail = message
-        where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {message}")
+        self.parts: tuple[str, ...] = (message,) if isinstance(message, str) else tuple(message)
+        self.detail = "".join(self.parts)
+        super().__init__(self._where() + self.detail)
+
+    def _where(self) -> str:
+        return f"{self.source}:{self.line}: " if self.line is not None else f"{self.source}: "
+
+    def worded(self, word: Callable[[Hint], str]) -> str:
+        """The message with each :class:`Hint` in the words ``word`` gives it (a face's)."""
+        return self._where() + "".join(word(p) if isinstance(p, Hint) else p for p in self.parts)
 
 
 class DuplicateError(FormatError):

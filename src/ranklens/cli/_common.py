@@ -45,7 +45,7 @@ def _with_labels_hint(error: FormatError, labels: str | None) -> FormatError:
     """An integer-label error of the qrels, with how to read real-valued labels when they are numbers."""
     if labels != "int" or "integer relevance label" not in error.detail or not _FRACTION.search(error.detail):
         return error
-    return FormatError(error.source, error.detail + "; for real-valued labels add --labels float", error.line)
+    return FormatError(error.source, (*error.parts, "; for real-valued labels add --labels float"), error.line)
 
 
 _FRACTION = re.compile(r"got '?[+-]?([0-9]*\.[0-9]+|[0-9]+\.[0-9]*|[0-9.]+[eE][+-]?[0-9]+)'?$")

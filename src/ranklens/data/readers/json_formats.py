@@ -39,7 +39,7 @@ from ranklens.data.readers import (
     write_lines,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, Hint
 
 __all__ = ["read_json", "read_jsonl", "write_json", "write_jsonl"]
 
@@ -131,13 +131,11 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
     except _TooDeep:
         raise FormatError(source, f"expected JSON {shape}: {_TOO_DEEP}") from None
     except json.JSONDecodeError as e:
-        hint = ""
+        hint: tuple[str, ...] = ()
         if e.msg == "Extra data" and _first_line_is_object(text):
-            hint = (
-                "; this looks like JSON Lines (one object per line): use a .jsonl name or "
-                f"--{kind.name}-format jsonl, format= in Python"
-            )
-        raise FormatError(source, f"expected JSON {shape}: {e.msg} (column {e.colno}){hint}", e.lineno) from None
+            hint = ("; this looks like JSON Lines (one object per line): use a .jsonl name or ",
+                    Hint("use", role=kind.name, format="jsonl"))
+        raise FormatError(source, (f"expected JSON {shape}: {e.msg} (column {e.colno})", *hint), e.lineno) from None
     if not isinstance(top, dict):
         raise FormatError(source, f"expected a JSON object {shape}, got {_type_name(top)}", 1)
     if isinstance(top, _Object) and top.duplicate is not None:
