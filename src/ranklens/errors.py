@@ -35,6 +35,7 @@ __all__ = [
     "MeasureError",
     "NOTE_KINDS",
     "MissingDependencyError",
+    "COUNTED_KINDS",
     "Note",
     "NotGroupedError",
     "QuerySetError",
@@ -218,6 +219,49 @@ class Note(str):
         """
         return {"kind": self.kind, "count": self.count, **self.fields}
 
+    def counted(self) -> tuple[str, int, int] | None:
+        """``(key, count, total)`` of a note counting "X of Y" (:data:`COUNTED_KINDS`), else None: the key (the
+        kind and the fields but the total, as JSON) identifies the note whose counts buckets or blocks add, and
+        :meth:`from_counted` makes it again — no face parses the words.
+
+        >>> n = Note("absent_items", 3, total=40, head="Novelty@10", tail="top-10 recommendations are …")
+        >>> key, count, total = n.counted()
+        >>> Note.from_counted(key, count + 1, total + 10)
+        Note('absent_items', 4, total=50, head='Novelty@10', tail='top-10 recommendations are …')
+        """
+        if self.kind not in COUNTED_KINDS:
+            return None
+        import json
+
+        rest = {k: v for k, v in self.fields.items() if k != "total"}
+        return json.dumps({"kind": self.kind, "prefix": self.prefix, **rest}, sort_keys=True), self.count, int(self.fields["total"])  # type: ignore[call-overload]
+
+    @staticmethod
+    def from_counted(key: str, count: int, total: int) -> Note:
+        """The note of :meth:`counted`'s ``key`` with these counts."""
+        import json
+
+        fields = json.loads(key)
+        kind, prefix = fields.pop("kind"), fields.pop("prefix")
+        return Note(kind, count, prefix=prefix, total=total, **fields)
+
+    @staticmethod
+    def from_data(data: dict[str, object]) -> Note:
+        """The note of :meth:`data` (what the eval JSON's ``note_data`` and the monitor carry); a ValueError
+        when it is not one.
+
+        >>> Note.from_data({"kind": "run_only_queries", "count": 2, "rows": 7})
+        Note('run_only_queries', 2, rows=7)
+        """
+        fields = dict(data)
+        kind, count, prefix = fields.pop("kind", None), fields.pop("count", None), fields.pop("prefix", "")
+        if not isinstance(kind, str) or type(count) is not int or count < 0 or not isinstance(prefix, str):
+            raise ValueError(f"a note is a kind and a count of at least 0; got {data!r}")
+        try:
+            return Note(kind, count, prefix=prefix, **fields)
+        except KeyError as e:
+            raise ValueError(f"a {kind} note needs the field {e.args[0]!r}") from None
+
     def __reduce__(self) -> tuple[object, ...]:  # (pickled to Spark's workers and back as data)
         return (_note, (self.kind, self.count, self.prefix, self.fields))
 
@@ -243,7 +287,20 @@ def _words(kind: str, count: int, fields: dict[str, object], face: str) -> str:
         return f"{n} qrels quer{'y' if n == 1 else 'ies'} with no retrieved document: {what}"
     if kind == "truncated_rows":
         return f"{n} rows beyond the per-query depth limit: not evaluated"
-    return f"{n} unjudged rows removed (judged-only)"
+    if kind == "unjudged_rows_removed":
+        return f"{n} unjudged rows removed (judged-only)"
+    total = fields["total"]
+    if kind == "seen_rows_dropped":
+        return f"exclude-seen: dropped {n:,} of {total:,} recommended rows whose item the user has in the training data"
+    if kind == "absent_items":
+        return f"{fields['head']}: {n:,} of {total:,} {fields['tail']}"
+    empty = fields["empty"]
+    if empty == "skip":
+        return (
+            f"empty=skip: {n:,} of {total:,} users with no relevant test item left out of the per-user "
+            "measures (system-level measures count every user's list)"
+        )
+    return f"empty={empty}: {n:,} of {total:,} users with no relevant test item score {fields['fill']:g} on the relevance measures"
 
 
 def python_wording(note: str) -> str:
@@ -259,8 +316,17 @@ def python_wording(note: str) -> str:
 
 
 #: the kinds of :class:`Note`: run queries not in the qrels (field ``rows``), qrels queries without a retrieved
-#: document (field ``scored_zero``), rows beyond the per-query depth limit, unjudged rows removed (judged-only)
-NOTE_KINDS = ("run_only_queries", "qrels_only_queries", "truncated_rows", "unjudged_rows_removed")
+#: document (field ``scored_zero``), rows beyond the per-query depth limit, unjudged rows removed (judged-only);
+#: and the counts "X of ``total``" of the recommender side tables: recommended rows dropped by exclude-seen,
+#: recommended items absent from a side table (fields ``head``, ``tail``: the measure and what is absent) and
+#: users with no relevant test item (fields ``empty``, ``fill``): :meth:`Note.counted` says which
+NOTE_KINDS = (
+    "run_only_queries", "qrels_only_queries", "truncated_rows", "unjudged_rows_removed", "seen_rows_dropped",
+    "absent_items", "empty_users",
+)
+
+#: the kinds whose count is "X of ``total``" (blocks and Spark's buckets add both)
+COUNTED_KINDS = ("seen_rows_dropped", "absent_items", "empty_users")
 
 
 def alignment_note_data(
