@@ -60,9 +60,11 @@ class InputError(RanklensError, ValueError):
 
 class Hint(str):
     """A suggestion inside an error, as data: which input format to choose (``kind="choose"``, field
-    ``choices``) or to use (``kind="use"``, fields ``role``, ``"qrels"`` or ``"run"``, and ``format``). It is a
-    ``str``, the Python API's words; each face words it from its fields (:meth:`cli_words`: the command's own
-    flags), so no face rewrites the text of a message.
+    ``choices``) or to use (``kind="use"``, fields ``role``, ``"qrels"`` or ``"run"``, and ``format``), or that
+    a label the reader refused is a real number (``kind="labels"``: no words in Python, where ``labels=`` is
+    the Evaluator's; the command line names ``--labels float``). It is a ``str``, the Python API's words; each
+    face words it from its fields (:meth:`cli_words`: the command's own flags), so no face rewrites or parses
+    the text of a message.
 
     >>> h = Hint("use", role="run", format="csv")
     >>> str(h), h.cli_words({"run_format"}, None), h.cli_words(set(), None)
@@ -76,9 +78,11 @@ class Hint(str):
     fields: dict[str, object]
 
     def __new__(cls, kind: str, **fields: object) -> Hint:
-        if kind not in ("choose", "use"):
-            raise ValueError(f"a hint kind is choose or use; got {kind!r}")
-        if kind == "use":
+        if kind not in ("choose", "use", "labels"):
+            raise ValueError(f"a hint kind is choose, use or labels; got {kind!r}")
+        if kind == "labels":
+            words = ""
+        elif kind == "use":
             words = f"--{fields['role']}-format {fields['format']}, format= in Python"
         else:
             words = f"format= (one of: {', '.join(fields['choices'])})"  # type: ignore[arg-type]
@@ -90,6 +94,8 @@ class Hint(str):
         """The command line's words: ``flags`` are the command's parameter names (``run_format``, …) and
         ``role`` the input the error is about (None: not known). A command without the flag keeps the
         Python words (its ``--format`` is an output format)."""
+        if self.kind == "labels":
+            return "; for real-valued labels add --labels float" if "label_kind" in flags else ""
         if self.kind == "use":
             if f"{self.fields['role']}_format" in flags:
                 return str.__str__(self)

@@ -38,6 +38,7 @@ from ranklens.data.readers import (
     is_integer_token,
     is_number_token,
     nonblank_line_numbers,
+    real_label_hint,
     resolve_columns,
     text_end,
     trec,
@@ -230,7 +231,10 @@ def _scan(
             raise FormatError(source, f"expected a number in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno)
         if not kind.real_values and not is_integer_token(value):
             raise FormatError(
-                source, f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno
+                source,
+                (f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'",
+                 *real_label_hint(fields[v].strip())),
+                lineno,
             )
         if not kind.real_values and (len(value.lstrip("+-").lstrip("0")) > 10 or not -(2**31) <= int(value) < 2**31):
             raise FormatError(

@@ -63,6 +63,7 @@ from ranklens.data.readers import (
     is_integer_token,
     is_number_token,
     nonblank_line_numbers,
+    real_label_hint,
     text_end,
     write_lines,
 )
@@ -672,8 +673,8 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
         if layout.value_is_int and not is_integer_token(value):
             raise FormatError(
                 source,
-                f"expected an integer relevance label in column {layout.value + 1} "
-                f"({layout.names[layout.value]}), got '{value}'",
+                (f"expected an integer relevance label in column {layout.value + 1} "
+                 f"({layout.names[layout.value]}), got '{value}'", *real_label_hint(value)),
                 lineno,
             )
         if layout.value_is_int and not -(2**31) <= int(value) < 2**31:
