@@ -268,18 +268,19 @@ TRACED_MEASURES = ("nDCG", "DCG", "AP", "P", "RR", "R")
 
 def intermediates_declined(measures: Sequence[Measure | ExpressMeasure], inputs: str = "files") -> str | None:
     """Why the compiled pass does not record the intermediates ``explain`` prints for ``measures`` (None: it
-    does; :func:`measures_declined` is asked first): one measure of :data:`TRACED_MEASURES`, read from files.
+    does; :func:`measures_declined` is asked first): one measure of :data:`TRACED_MEASURES`, read from files
+    or data in memory (not Spark's columns).
 
     >>> from ranklens.measures import parse_many
-    >>> intermediates_declined(parse_many(["nDCG@5"])) is None, intermediates_declined(parse_many(["AP"]), "memory")
-    (True, 'explain on data in memory: the compiled pass records intermediates when it reads files')
+    >>> intermediates_declined(parse_many(["nDCG@5"])) is None, intermediates_declined(parse_many(["AP"]), "columns")
+    (True, 'explain on data in columns: the compiled pass records intermediates when it reads files or data in memory')
     """
     if len(measures) != 1:
         return f"explain takes one measure; {len(measures)} given"
     if measures[0].name not in TRACED_MEASURES:
         return f"{measures[0]}: the compiled pass records the intermediates of {', '.join(TRACED_MEASURES)} only"
-    if inputs != "files":
-        return f"explain on data in {inputs}: the compiled pass records intermediates when it reads files"
+    if inputs not in ("files", "memory"):
+        return f"explain on data in {inputs}: the compiled pass records intermediates when it reads files or data in memory"
     return None
 
 

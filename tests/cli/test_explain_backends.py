@@ -1,7 +1,8 @@
 """``explain`` on both backends: what the compiled pass records while it evaluates (``_cexpress.trace_queries``)
 is the reference kernels' explanation, field for field and bit for bit, for every measure the compiled pass
 records (nDCG, DCG, AP, P, RR, R, with and without a cutoff) on generated collections with ties, unjudged
-documents, run-only and qrels-only queries; and the text drawn without rich is rich's, byte for byte."""
+documents, run-only and qrels-only queries — as files, dicts and frames; and the text drawn without rich is
+rich's, byte for byte."""
 
 from __future__ import annotations
 
@@ -81,6 +82,40 @@ def test_compiled_intermediates_are_the_references(tmp_path: Path, case: tuple[s
         assert compiled == reference, (measure, query)
         text = plain_text(compiled)
         assert text is not None and text == _rich_text(reference)
+
+
+def _dicts(qrels_text: str, run_text: str) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for line in qrels_text.split("\n"):
+        if line:
+            q, _, d, label = line.split()
+            qrels.setdefault(q, {})[d] = int(label)
+    for line in run_text.split("\n"):
+        if line:
+            q, _, d, _, score, _ = line.split()
+            run.setdefault(q, {})[d] = float(score)
+    return qrels, run
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=collection(), measure=st.sampled_from(MEASURES), frames=st.booleans())
+def test_compiled_intermediates_in_memory_are_the_references(case: tuple[str, str, list[str]], measure: str,
+                                                            frames: bool) -> None:
+    """The same on ``{qid: {doc: value}}`` dicts and on pandas frames (the in-memory pass: ``ranklens.memory``)."""
+    qrels, run = _dicts(case[0], case[1])
+    if frames:
+        pd = pytest.importorskip("pandas")
+        qrels = pd.DataFrame([(q, d, v) for q, docs in qrels.items() for d, v in docs.items()],  # type: ignore[assignment]
+                             columns=["query_id", "doc_id", "relevance"])
+        run = pd.DataFrame([(q, d, v) for q, docs in run.items() for d, v in docs.items()],  # type: ignore[assignment]
+                           columns=["query_id", "doc_id", "score"])
+    for query in case[2]:
+        with backend("compiled"):
+            compiled = explain(qrels, run, query, measure)
+        with backend("reference"):
+            reference = explain(qrels, run, query, measure)
+        assert compiled == reference, (measure, query)
 
 
 def test_every_traced_family_is_generated() -> None:

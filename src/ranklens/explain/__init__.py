@@ -49,7 +49,7 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
         policy = EvalPolicy(**keywords)
     files = isinstance(qrels, str) and isinstance(run, str)
     choice = choose_backend(measures, policy, qrels, [run], needs="intermediates", inputs="files" if files else "memory")
-    done = run_compiled(choice, lambda why: compiled_explanation(qrels, run, query, measures[0], why))
+    done = run_compiled(choice, lambda why: compiled_explanation(qrels, run, query, measures[0], why, policy))
     if done is not None:
         return done
     from ranklens.explain.reference import reference_explanation

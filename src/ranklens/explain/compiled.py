@@ -23,11 +23,11 @@ NOT_JUDGED = -1
 
 
 def compiled_explanation(
-    qrels: str, run: str, query: str, measure: Measure | ExpressMeasure, why: list[str]
+    qrels: Any, run: Any, query: str, measure: Measure | ExpressMeasure, why: list[str], policy: Any = None
 ) -> Explanation | None:
-    """The explanation of ``measure`` for ``query`` from the compiled pass over the files ``qrels`` and
-    ``run``, or None when it declines (what it found appended to ``why``; a query it did not evaluate too:
-    the reference then says what is wrong with it).
+    """The explanation of ``measure`` for ``query`` from the compiled pass over ``qrels`` and ``run`` (files,
+    or data in memory the in-memory pass takes: :mod:`ranklens.memory`), or None when it declines (what it
+    found appended to ``why``; a query it did not evaluate too: the reference then says what is wrong with it).
 
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -41,7 +41,15 @@ def compiled_explanation(
     from ranklens.express import evaluate_express
 
     traced: dict[str, tuple[Any, ...]] = {}
-    results = evaluate_express(qrels, [run], [measure], why=why, trace=(query,), traced=traced)
+    if not isinstance(query, str):
+        why.append(f"query {query!r} is not a str (the reference says whether it names one)")
+        return None
+    if isinstance(qrels, str) and isinstance(run, str):
+        results = evaluate_express(qrels, [run], [measure], why=why, trace=(query,), traced=traced)
+    else:
+        from ranklens.memory import evaluate_memory
+
+        results = evaluate_memory(qrels, run, [measure], policy, why, trace=(query,), traced=traced)
     if results is None:
         return None
     got = traced.get(query)
