@@ -266,11 +266,3 @@ def test_the_checker_sees_file_io_in_the_engine() -> None:
     assert engine_file_io({"ranklens.engine.stream": source}) == set()
     mutated = source + "\n\ndef _peek(path):\n    with open(path, 'rb') as f:\n        return f.read(4)\n"
     assert engine_file_io({"ranklens.engine.stream": mutated}) == {"ranklens.engine.stream"}
-
-
-def test_the_monitor_package_imports_no_command_line() -> None:
-    """No module of ``ranklens.monitor`` (its ``__main__`` included) imports ``ranklens.cli``: the package-level
-    edge cli ↔ monitor is gone; ``python -m ranklens serve`` (the top-level face) starts the monitor."""
-    edges = {(m, t) for m, p in MODULES.items() if m.startswith("ranklens.monitor") for t in imports_of(p, m)
-             if t.startswith("ranklens.cli")}
-    assert not edges, f"monitor → cli: {sorted(edges)}"
