@@ -91,10 +91,23 @@ def test_trec_eval_with_measures_the_compiled_backend_lacks_runs_both() -> None:
     assert not imported & {"scipy", "scipy.stats", "pandas", "polars", "ranklens.plugins"}
 
 
-def test_explain_runs_the_reference_and_nothing_more() -> None:
-    status, imported, debug = run_face(["explain", QRELS, DENSE, "--query", "q3", "-m", "nDCG@5"])
+@pytest.mark.skipif(not available(), reason="ranklens._cexpress is not built")
+@pytest.mark.parametrize("express", [True, False], ids=["express form", "full interface"])
+def test_explain_runs_the_compiled_pass_and_nothing_more(express: bool) -> None:
+    """``explain`` of a measure the compiled pass records prints its intermediates: no engine, no rich (the
+    full interface, reached with an option the express form does not read, imports click but no more)."""
+    extra = [] if express else ["--missing", "skip"]
+    status, imported, debug = run_face(["explain", QRELS, DENSE, "--query", "q3", "-m", "nDCG@5", *extra])
     assert status == 0
-    assert debug.startswith("ranklens: debug: backend reference:") and "intermediates" in debug
+    assert debug.startswith("ranklens: debug: backend compiled:"), debug
+    assert not imported, f"imported {sorted(imported)}"
+
+
+def test_explain_of_a_measure_the_compiled_pass_declines_runs_the_reference() -> None:
+    status, imported, debug = run_face(["explain", QRELS, DENSE, "--query", "q3", "-m", "nDCG(gain=exp)@5"])
+    assert status == 0
+    assert debug.startswith("ranklens: debug: backend reference:") and "gain=exp" in debug, debug
+    assert {"ranklens.engine.kernels", "numpy"} <= imported
     assert not imported & {"scipy", "scipy.special", "scipy.stats", "pandas", "polars", "ranklens.plugins"}
 
 

@@ -273,12 +273,27 @@ typedef struct {
     double param;      /* the one numeric parameter of a trec_eval kind (IPrec's recall, RBP's p …); else 0 */
 } Spec;
 
-/* DCG over the first k rows: gain / log2(rank + 1) in rank order (unjudged and 0 labels add nothing) */
+/* One rank's term of DCG: gain / log2(rank + 1) (unjudged and 0 labels add nothing) */
+static inline double dcg_term(int32_t label, double div) { return label > 0 ? (double)label / div : 0.0; }
+
+/* DCG over the first k rows: their terms in rank order */
 static double dcg_of(const Row *rows, Py_ssize_t k, const double *div) {
     double dcg = 0.0;
     for (Py_ssize_t r = 0; r < k; r++)
-        if (rows[r].label > 0) dcg += (double)rows[r].label / div[r];
+        if (rows[r].label > 0) dcg += dcg_term(rows[r].label, div[r]);
     return dcg;
+}
+
+/* IDCG: the ideal labels' terms over the first ki ranks, in rank order */
+static double idcg_of(const int32_t *ideal, Py_ssize_t ki, const double *div) {
+    double idcg = 0.0;
+    for (Py_ssize_t r = 0; r < ki; r++) idcg += dcg_term(ideal[r], div[r]);
+    return idcg;
+}
+
+/* the ranks of the ideal ranking an nDCG spec reads: its R positive labels up to the cutoff */
+static inline Py_ssize_t ideal_depth(const Spec *s, Py_ssize_t num_rel) {
+    return s->cutoff > 0 && s->cutoff < num_rel ? s->cutoff : num_rel;
 }
 
 static double measure(const Spec *s, const Row *rows, Py_ssize_t n, const int32_t *ideal, Py_ssize_t num_rel,
@@ -288,9 +303,7 @@ static double measure(const Spec *s, const Row *rows, Py_ssize_t n, const int32_
     case DCG:
         return dcg_of(rows, k, div);
     case NDCG: {
-        double dcg = dcg_of(rows, k, div), idcg = 0.0;
-        Py_ssize_t ki = s->cutoff > 0 && s->cutoff < num_rel ? s->cutoff : num_rel; /* (the ideal: R labels) */
-        for (Py_ssize_t r = 0; r < ki; r++) idcg += (double)ideal[r] / div[r];
+        double dcg = dcg_of(rows, k, div), idcg = idcg_of(ideal, ideal_depth(s, num_rel), div);
         return idcg > 0.0 ? dcg / idcg : 0.0;
     }
     case AP: {
@@ -336,6 +349,8 @@ static Py_ssize_t text_end(const unsigned char *u, Py_ssize_t n) {
 
 /* ---------------------------------------------------------------------------------------------- qrels */
 
+typedef struct Trace Trace; /* what explain asks the pass to record (see "explain", below) */
+
 /* The qrels, parsed once for all the runs and blocks: every judgement, query by query, with each query's
  * positive labels sorted descending (the ideal ranking) and its R. */
 typedef struct {
@@ -353,7 +368,10 @@ typedef struct {
     Row *scratch;          /* the rows of the last block, kept for the next (fresh pages cost as much as
                             * the evaluation: the kernel clears every one) */
     Py_ssize_t scratch_cap;
+    Trace *trace;          /* NULL, or the queries whose intermediates evaluate_rows records (explain) */
 } Qrels;
+
+static void trace_free(Trace *t);
 
 static void qrels_free(Qrels *qr) {
     if (qr == NULL) return;
@@ -367,6 +385,7 @@ static void qrels_free(Qrels *qr) {
     free(qr->num_rel);
     stamped_free(&qr->judged_of);
     free(qr->scratch);
+    trace_free(qr->trace);
     free(qr);
 }
 
@@ -657,6 +676,9 @@ static void evaluated_free(Evaluated *e) {
 static void top_rows(Row *g, Py_ssize_t n, Py_ssize_t k); /* (defined with the in-memory inputs, below) */
 static double trec_measure(const Spec *s, const Row *rows, Py_ssize_t n, const Qrels *qr, Py_ssize_t qi,
                            const double *div); /* (the trec_eval kinds, below) */
+static int trace_record(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, const Row *rows, const Py_ssize_t *qstart,
+                        const Py_ssize_t *rq_map, Py_ssize_t n_q, const double *values, const double *div,
+                        Py_ssize_t depth); /* (explain, below) */
 
 /* The values of the collected rows, into *e (no Python object touched: called without the GIL). Unless
  * final, the last query waits for the rest of its rows: consumed is its first_of (0 and nothing evaluated
@@ -792,6 +814,8 @@ static int evaluate_rows(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, Rows 
             e->values[k++] = specs[s].kind >= NUMQ ? trec_measure(&specs[s], r0, n, qr, qi, div)
                                                    : measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], div);
     }
+    if (qr->trace != NULL && trace_record(qr, specs, n_specs, rows, qstart, rq_map, n_q, e->values, div, depth) < 0)
+        goto done;
     status = 0;
 done:
     stamped_free(&retrieved);
@@ -1784,6 +1808,272 @@ static PyObject *placeholder_values(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------------- end of trec_eval's measures */
+/* ------------------------------------------------------------------------------------------- explain */
+
+/* What explain asks of the pass (trace_queries): for a few qrels queries, what evaluate_rows computed on the
+ * way to their values, recorded as it evaluates them (values, DCG and IDCG by the very functions measure()
+ * calls: dcg_of, idcg_of, dcg_term; the values themselves copied from what the pass returns). Each query's
+ * record is copied out of the block (whose text goes away) and handed to Python by traced(). */
+typedef struct {
+    Py_ssize_t qi;          /* the qrels query */
+    int recorded;
+    Py_ssize_t retrieved;   /* the query's rows */
+    Py_ssize_t n;           /* the rows recorded, in rank order: as deep as the pass labelled them */
+    char *docs;             /* their document ids, one after another (doc_end: where each ends) */
+    Py_ssize_t *doc_end;
+    double *score, *discount, *term; /* term: the row's DCG term (dcg_term) */
+    int32_t *label;         /* -1: not judged */
+    Py_ssize_t *hits;       /* the relevant rows (label >= 1) up to and including this one */
+    Py_ssize_t num_rel;     /* R: the judged documents with a positive label */
+    char *ideal_docs;       /* the ideal ranking: R documents, label descending then id ascending */
+    Py_ssize_t *ideal_end;
+    int32_t *ideal_label;   /* the pass's own ideal labels (qr->ideal) */
+    double *ideal_term, *ideal_discount; /* their DCG terms and discounts */
+    double *value, *dcg, *idcg; /* per spec: the value the pass returned, DCG and IDCG as measure() sums them */
+} TracedQuery;
+
+struct Trace {
+    Py_ssize_t n;
+    TracedQuery *q;
+};
+
+static void traced_query_free(TracedQuery *t) {
+    free(t->docs);
+    free(t->doc_end);
+    free(t->score);
+    free(t->discount);
+    free(t->term);
+    free(t->label);
+    free(t->hits);
+    free(t->ideal_docs);
+    free(t->ideal_end);
+    free(t->ideal_label);
+    free(t->ideal_term);
+    free(t->ideal_discount);
+    free(t->value);
+    free(t->dcg);
+    free(t->idcg);
+    memset(t, 0, sizeof(TracedQuery));
+}
+
+static void trace_free(Trace *t) {
+    if (t == NULL) return;
+    for (Py_ssize_t i = 0; i < t->n; i++) traced_query_free(t->q + i);
+    free(t->q);
+    free(t);
+}
+
+static int judgement_ideal_order(const void *pa, const void *pb) {
+    const Judgement *a = *(const Judgement *const *)pa, *b = *(const Judgement *const *)pb;
+    if (a->label != b->label) return (a->label < b->label) - (a->label > b->label);
+    Str x = {a->doc, a->doc_len}, y = {b->doc, b->doc_len};
+    return str_cmp(x, y);
+}
+
+/* Record query qi's rows g[0, n) (in rank order as deep as labelled) and its specs; 0, or -1 on memory failure. */
+static int trace_one(Qrels *qr, TracedQuery *t, const Spec *specs, Py_ssize_t n_specs, const Row *g,
+                     Py_ssize_t retrieved, Py_ssize_t labelled, const double *values, const double *div) {
+    Py_ssize_t qi = t->qi, n = labelled, bytes = 0, R = qr->num_rel[qi];
+    const int32_t *ideal = qr->ideal + qr->ideal_start[qi];
+    traced_query_free(t);
+    t->qi = qi;
+    t->recorded = 1;
+    t->retrieved = retrieved;
+    t->n = n;
+    t->num_rel = R;
+    for (Py_ssize_t r = 0; r < n; r++) bytes += g[r].doc_len;
+    t->docs = (char *)malloc((size_t)bytes + 1);
+    t->doc_end = (Py_ssize_t *)malloc(((size_t)n + 1) * sizeof(Py_ssize_t));
+    t->score = (double *)malloc(((size_t)n + 1) * sizeof(double));
+    t->discount = (double *)malloc(((size_t)n + 1) * sizeof(double));
+    t->term = (double *)malloc(((size_t)n + 1) * sizeof(double));
+    t->label = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+    t->hits = (Py_ssize_t *)malloc(((size_t)n + 1) * sizeof(Py_ssize_t));
+    t->value = (double *)malloc((size_t)n_specs * sizeof(double));
+    t->dcg = (double *)malloc((size_t)n_specs * sizeof(double));
+    t->idcg = (double *)malloc((size_t)n_specs * sizeof(double));
+    t->ideal_label = (int32_t *)malloc(((size_t)R + 1) * sizeof(int32_t));
+    t->ideal_term = (double *)malloc(((size_t)R + 1) * sizeof(double));
+    t->ideal_discount = (double *)malloc(((size_t)R + 1) * sizeof(double));
+    t->ideal_end = (Py_ssize_t *)malloc(((size_t)R + 1) * sizeof(Py_ssize_t));
+    const Judgement **positive = (const Judgement **)malloc(((size_t)R + 1) * sizeof(Judgement *));
+    if (!t->docs || !t->doc_end || !t->score || !t->discount || !t->term || !t->label || !t->hits || !t->value ||
+        !t->dcg || !t->idcg || !t->ideal_label || !t->ideal_term || !t->ideal_discount || !t->ideal_end || !positive) {
+        free(positive);
+        return -1;
+    }
+    Py_ssize_t at = 0, hits = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        memcpy(t->docs + at, g[r].doc, (size_t)g[r].doc_len);
+        at += g[r].doc_len;
+        t->doc_end[r] = at;
+        t->score[r] = g[r].score;
+        t->label[r] = g[r].label;
+        t->discount[r] = 1.0 / div[r];
+        t->term[r] = dcg_term(g[r].label, div[r]);
+        hits += g[r].label >= 1; /* (the relevance of AP, P, R and RR) */
+        t->hits[r] = hits;
+    }
+    for (Py_ssize_t s = 0; s < n_specs; s++) {
+        Py_ssize_t k = specs[s].cutoff > 0 && specs[s].cutoff < retrieved ? specs[s].cutoff : retrieved;
+        t->value[s] = values[s];
+        t->dcg[s] = dcg_of(g, k < n ? k : n, div);
+        t->idcg[s] = idcg_of(ideal, ideal_depth(&specs[s], R), div);
+    }
+    /* the documents of the ideal ranking: the query's positive judgements, label descending, then id
+     * ascending (the reference's order: its qrels sorted by document, a stable sort by label) */
+    Py_ssize_t m = 0, ideal_bytes = 0;
+    for (Py_ssize_t k = qr->jstart[qi]; k < qr->jstart[qi + 1]; k++) {
+        const Judgement *jg = qr->judgements + qr->jorder[k];
+        if (jg->label > 0 && m < R) {
+            positive[m++] = jg;
+            ideal_bytes += jg->doc_len;
+        }
+    }
+    qsort(positive, (size_t)m, sizeof(Judgement *), judgement_ideal_order);
+    t->ideal_docs = (char *)malloc((size_t)ideal_bytes + 1);
+    if (t->ideal_docs == NULL || m != R) {
+        free(positive);
+        return -1;
+    }
+    at = 0;
+    for (Py_ssize_t r = 0; r < R; r++) {
+        memcpy(t->ideal_docs + at, positive[r]->doc, (size_t)positive[r]->doc_len);
+        at += positive[r]->doc_len;
+        t->ideal_end[r] = at;
+        t->ideal_label[r] = ideal[r];
+        t->ideal_term[r] = dcg_term(ideal[r], div[r]);
+        t->ideal_discount[r] = 1.0 / div[r];
+    }
+    free(positive);
+    return 0;
+}
+
+/* Called by evaluate_rows once it has the values (rows grouped by run query: rows[qstart[q], qstart[q + 1]),
+ * in rank order as deep as depth (0: all)); records the traced queries among them. 0, or -1 on memory failure. */
+static int trace_record(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, const Row *rows, const Py_ssize_t *qstart,
+                        const Py_ssize_t *rq_map, Py_ssize_t n_q, const double *values, const double *div,
+                        Py_ssize_t depth) {
+    Trace *tr = qr->trace;
+    for (Py_ssize_t q = 0, k = 0; q < n_q; q++) {
+        Py_ssize_t qi = rq_map[q];
+        if (qi < 0) continue;
+        for (Py_ssize_t i = 0; i < tr->n; i++) {
+            if (tr->q[i].qi != qi) continue;
+            Py_ssize_t n = qstart[q + 1] - qstart[q], labelled = depth > 0 && depth < n ? depth : n;
+            if (trace_one(qr, tr->q + i, specs, n_specs, rows + qstart[q], n, labelled, values + k * n_specs, div) < 0)
+                return -1;
+        }
+        k++;
+    }
+    return 0;
+}
+
+/* trace_queries(qrels, ids) -> number of them in the qrels
+ *
+ * Asks the pass to record, while it evaluates with these qrels, the intermediates of the queries ids (a
+ * tuple of str) that the qrels hold (the others cannot be evaluated); replaces what was asked before. */
+static PyObject *trace_queries(PyObject *self, PyObject *args) {
+    PyObject *capsule, *ids;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO!", &capsule, &PyTuple_Type, &ids)) return NULL;
+    Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
+    if (qr == NULL) return NULL;
+    if (qr->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "these qrels are being evaluated in another thread");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_Size(ids);
+    Trace *tr = (Trace *)calloc(1, sizeof(Trace));
+    if (tr == NULL || (tr->q = (TracedQuery *)calloc((size_t)n + 1, sizeof(TracedQuery))) == NULL) {
+        free(tr);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(ids, i), &len);
+        if (s == NULL) {
+            trace_free(tr);
+            return NULL;
+        }
+        Str id = {(const unsigned char *)s, len};
+        Py_ssize_t qi = names_find(&qr->queries, id, 0);
+        if (qi >= 0) tr->q[tr->n++].qi = qi;
+    }
+    trace_free(qr->trace);
+    qr->trace = tr;
+    return PyLong_FromSsize_t(tr->n);
+}
+
+static PyObject *str_tuple(const char *bytes, const Py_ssize_t *end, Py_ssize_t n) {
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0, at = 0; out != NULL && i < n; at = end[i++]) {
+        PyObject *s = PyUnicode_DecodeASCII(bytes + at, end[i] - at, NULL);
+        if (s == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SetItem(out, i, s);
+    }
+    return out;
+}
+
+static PyObject *float_tuple(const double *v, Py_ssize_t n) {
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) PyTuple_SetItem(out, i, PyFloat_FromDouble(v[i]));
+    return out;
+}
+
+static PyObject *int_tuple(const int32_t *v32, const Py_ssize_t *vn, Py_ssize_t n) {
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++)
+        PyTuple_SetItem(out, i, PyLong_FromSsize_t(v32 != NULL ? (Py_ssize_t)v32[i] : vn[i]));
+    return out;
+}
+
+/* traced(qrels, n_specs) -> {query id: (retrieved, docs, scores, labels, discounts, terms, hits, R,
+ *     ideal_docs, ideal_labels, ideal_terms, ideal_discounts, values, dcgs, idcgs)}
+ *
+ * What the pass recorded for the queries trace_queries asked for and it evaluated since (a query it did not
+ * evaluate is absent), and the request withdrawn. Per rank (as deep as the pass labelled the rows): the
+ * document, its score, its label (-1: not judged), the discount 1/log2(rank + 1), the DCG term, the relevant
+ * rows so far; the ideal ranking's documents, labels, terms and discounts (all R of them); per spec (n_specs, in the
+ * order evaluated), the value, DCG and IDCG. */
+static PyObject *traced(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_ssize_t n_specs;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "On", &capsule, &n_specs)) return NULL;
+    Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
+    if (qr == NULL) return NULL;
+    if (qr->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "these qrels are being evaluated in another thread");
+        return NULL;
+    }
+    Trace *tr = qr->trace;
+    qr->trace = NULL;
+    PyObject *out = PyDict_New();
+    for (Py_ssize_t i = 0; tr != NULL && out != NULL && i < tr->n; i++) {
+        TracedQuery *t = tr->q + i;
+        if (!t->recorded) continue;
+        Str q = qr->queries.str[t->qi];
+        PyObject *key = PyUnicode_DecodeASCII((const char *)q.p, q.n, NULL);
+        PyObject *item = Py_BuildValue(
+            "(nNNNNNNnNNNNNNN)", t->retrieved, str_tuple(t->docs, t->doc_end, t->n), float_tuple(t->score, t->n),
+            int_tuple(t->label, NULL, t->n), float_tuple(t->discount, t->n), float_tuple(t->term, t->n),
+            int_tuple(NULL, t->hits, t->n), t->num_rel, str_tuple(t->ideal_docs, t->ideal_end, t->num_rel),
+            int_tuple(t->ideal_label, NULL, t->num_rel), float_tuple(t->ideal_term, t->num_rel),
+            float_tuple(t->ideal_discount, t->num_rel),
+            float_tuple(t->value, n_specs), float_tuple(t->dcg, n_specs), float_tuple(t->idcg, n_specs));
+        if (key == NULL || item == NULL || PyDict_SetItem(out, key, item) < 0) Py_CLEAR(out);
+        Py_XDECREF(key);
+        Py_XDECREF(item);
+    }
+    trace_free(tr);
+    return out;
+}
+
+/* ----------------------------------------------------------------------------------- end of explain */
 
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "parse_qrels(text) -> None or (qrels, number of queries)"},
@@ -1801,6 +2091,8 @@ static PyMethodDef methods[] = {
     {"qrels_query_ids", qrels_query_ids, METH_VARARGS, "qrels_query_ids(qrels) -> every qrels query id (faces)"},
     {"placeholder_values", placeholder_values, METH_VARARGS,
      "placeholder_values(qrels, specs) -> every qrels query's values against trec_eval's placeholder (-c)"},
+    {"trace_queries", trace_queries, METH_VARARGS, "trace_queries(qrels, ids) -> how many of ids the qrels hold (explain)"},
+    {"traced", traced, METH_VARARGS, "traced(qrels, n_specs) -> {query id: the intermediates recorded} (explain)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,8 +4,8 @@ A backend is a provider: it declares what it supports — measures with their pa
 evaluation policy, the kinds of input — and gives a reason when it declines. :func:`choose_backend` asks
 them in order and is the only place that chooses; ``ranklens eval`` (both its express form and the full
 one), ``compare``, ``gate``, ``trec-eval`` (for the measures the compiled pass declares; the rest on the
-reference), ``explain`` (which needs the kernel's intermediates: only the reference gives them) and
-:func:`ranklens.evaluation.evaluate_files` all call it.
+reference), ``explain`` (``needs="intermediates"``: the backend records what it computes on the way to the
+values of the query asked) and :func:`ranklens.evaluation.evaluate_files` all call it.
 
 * ``compiled``: the one compiled pass of :mod:`ranklens.express` (``_cexpress.c``). Its declaration lives
   next to the C code (:data:`ranklens.express.SUPPORTED_MEASURES`, :data:`ranklens.express.SUPPORTED_POLICY`:
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # (annotations only: the express form of `ranklens eval` impo
     T = TypeVar("T")
 
 __all__ = [
-    "BACKENDS", "ENGINES", "ENV", "INTERMEDIATES_DECLINED", "Choice", "choose_backend", "compiled_declines", "compiled_results",
+    "BACKENDS", "ENGINES", "ENV", "Choice", "choose_backend", "compiled_declines", "compiled_results",
     "debug_note", "duckdb_declines", "forced",
     "run_compiled",
 ]
@@ -64,9 +64,6 @@ ENV = "RANKLENS_BACKEND"
 
 #: the backends a user may force, in the order the dispatcher tries them
 BACKENDS = ("compiled", "reference")
-
-#: why the compiled provider declines ``explain``
-INTERMEDIATES_DECLINED = "it returns values, not the kernel's per-rank intermediates (explain prints those)"
 
 #: the engines a command may ask for by name (``--engine``)
 ENGINES = ("memory", "spark", "duckdb")
@@ -182,8 +179,8 @@ def choose_backend(
     ``engine="duckdb"`` and it takes the measures and policy (else an :class:`InputError` with its reason). ``note``:
     write the debug note (``RANKLENS_DEBUG``) of a backend other than the compiled one now (the compiled
     one may still decline while reading: :func:`run_compiled` writes its note). ``needs="intermediates"``
-    (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG) is what only the reference
-    provides: the compiled pass returns values. ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
+    (``explain``: the kernel's per-rank gains, discounts, DCG and ideal DCG): the compiled pass records them
+    for the families it declares (:func:`ranklens.express.intermediates_declined`; files only). ``inputs``: ``"files"`` (paths) or ``"memory"`` (the Python
     API's frames, Arrow tables and dicts: :mod:`ranklens.memory`) or ``"columns"`` (the Spark engine's buckets:
     :func:`compiled_declines`).
 
@@ -204,9 +201,11 @@ def choose_backend(
     elif want == "reference":
         choice = Choice("reference", f"forced by {ENV}=reference")
     else:
-        reason = INTERMEDIATES_DECLINED if needs == "intermediates" else compiled_declines(
-            measures, policy, qrels, runs, stream, inputs
-        )
+        reason = compiled_declines(measures, policy, qrels, runs, stream, inputs)
+        if reason is None and needs == "intermediates":
+            from ranklens.express import intermediates_declined
+
+            reason = intermediates_declined(measures, inputs)  # type: ignore[arg-type]
         if reason is None:
             choice = Choice("compiled", f"forced by {ENV}=compiled" if want else "it declares these measures, policy and inputs")
         elif want == "compiled":

@@ -25,15 +25,17 @@ import warnings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 __all__ = [
     "DuplicateError",
     "FormatError",
+    "Hint",
     "InputError",
     "MeasureError",
     "NOTE_KINDS",
     "MissingDependencyError",
+    "COUNTED_KINDS",
     "Note",
     "NotGroupedError",
     "QuerySetError",
@@ -56,18 +58,79 @@ class InputError(RanklensError, ValueError):
     """The data or the arguments given are wrong."""
 
 
+class Hint(str):
+    """A suggestion inside an error, as data: which input format to choose (``kind="choose"``, field
+    ``choices``) or to use (``kind="use"``, fields ``role``, ``"qrels"`` or ``"run"``, and ``format``), or that
+    a label the reader refused is a real number (``kind="labels"``: no words in Python, where ``labels=`` is
+    the Evaluator's; the command line names ``--labels float``). It is a ``str``, the Python API's words; each
+    face words it from its fields (:meth:`cli_words`: the command's own flags), so no face rewrites or parses
+    the text of a message.
+
+    >>> h = Hint("use", role="run", format="csv")
+    >>> str(h), h.cli_words({"run_format"}, None), h.cli_words(set(), None)
+    ('--run-format csv, format= in Python', '--run-format csv, format= in Python', "format='csv' in Python")
+    >>> c = Hint("choose", choices=("trec", "csv"))
+    >>> str(c), c.cli_words({"qrels_format", "run_format"}, "qrels"), c.cli_words({"qrels_format", "run_format"}, None)
+    ('format= (one of: trec, csv)', '--qrels-format (one of: trec, csv)', '--qrels-format or --run-format (one of: trec, csv)')
+    """
+
+    kind: str
+    fields: dict[str, object]
+
+    def __new__(cls, kind: str, **fields: object) -> Hint:
+        if kind not in ("choose", "use", "labels"):
+            raise ValueError(f"a hint kind is choose, use or labels; got {kind!r}")
+        if kind == "labels":
+            words = ""
+        elif kind == "use":
+            words = f"--{fields['role']}-format {fields['format']}, format= in Python"
+        else:
+            words = f"format= (one of: {', '.join(fields['choices'])})"  # type: ignore[arg-type]
+        self = super().__new__(cls, words)
+        self.kind, self.fields = kind, fields
+        return self
+
+    def cli_words(self, flags: set[str], role: str | None) -> str:
+        """The command line's words: ``flags`` are the command's parameter names (``run_format``, …) and
+        ``role`` the input the error is about (None: not known). A command without the flag keeps the
+        Python words (its ``--format`` is an output format)."""
+        if self.kind == "labels":
+            return "; for real-valued labels add --labels float" if "label_kind" in flags else ""
+        if self.kind == "use":
+            if f"{self.fields['role']}_format" in flags:
+                return str.__str__(self)
+            return f"format='{self.fields['format']}' in Python"
+        named = [f"--{r}-format" for r in ("qrels", "run") if f"{r}_format" in flags and role in (None, r)]
+        if not named:
+            return str.__str__(self)
+        return f"{' or '.join(named)} (one of: {', '.join(self.fields['choices'])})"  # type: ignore[arg-type]
+
+
 class FormatError(InputError):
     """A file or frame does not match its format.
 
-    The message names the source, the line (1-based) when known, what was expected and what was found.
+    The message names the source, the line (1-based) when known, what was expected and what was found. It
+    may be given as parts, text and :class:`Hint` objects (``parts``), which a face words with
+    :meth:`worded`; ``str()`` and ``detail`` are the Python API's words.
+
+    >>> e = FormatError("r.txt", ("is this a CSV file? (use ", Hint("use", role="run", format="csv"), ")"), 1)
+    >>> str(e), e.worded(lambda h: h.cli_words(set(), None))
+    ('r.txt:1: is this a CSV file? (use --run-format csv, format= in Python)', "r.txt:1: is this a CSV file? (use format='csv' in Python)")
     """
 
-    def __init__(self, source: str, message: str, line: int | None = None) -> None:
+    def __init__(self, source: str, message: str | tuple[str, ...], line: int | None = None) -> None:
         self.source = source
         self.line = line
-        self.detail = message
-        where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {message}")
+        self.parts: tuple[str, ...] = (message,) if isinstance(message, str) else tuple(message)
+        self.detail = "".join(self.parts)
+        super().__init__(self._where() + self.detail)
+
+    def _where(self) -> str:
+        return f"{self.source}:{self.line}: " if self.line is not None else f"{self.source}: "
+
+    def worded(self, word: Callable[[Hint], str]) -> str:
+        """The message with each :class:`Hint` in the words ``word`` gives it (a face's)."""
+        return self._where() + "".join(word(p) if isinstance(p, Hint) else p for p in self.parts)
 
 
 class DuplicateError(FormatError):
@@ -162,6 +225,49 @@ class Note(str):
         """
         return {"kind": self.kind, "count": self.count, **self.fields}
 
+    def counted(self) -> tuple[str, int, int] | None:
+        """``(key, count, total)`` of a note counting "X of Y" (:data:`COUNTED_KINDS`), else None: the key (the
+        kind and the fields but the total, as JSON) identifies the note whose counts buckets or blocks add, and
+        :meth:`from_counted` makes it again — no face parses the words.
+
+        >>> n = Note("absent_items", 3, total=40, head="Novelty@10", tail="top-10 recommendations are …")
+        >>> key, count, total = n.counted()
+        >>> Note.from_counted(key, count + 1, total + 10)
+        Note('absent_items', 4, total=50, head='Novelty@10', tail='top-10 recommendations are …')
+        """
+        if self.kind not in COUNTED_KINDS:
+            return None
+        import json
+
+        rest = {k: v for k, v in self.fields.items() if k != "total"}
+        return json.dumps({"kind": self.kind, "prefix": self.prefix, **rest}, sort_keys=True), self.count, int(self.fields["total"])  # type: ignore[call-overload]
+
+    @staticmethod
+    def from_counted(key: str, count: int, total: int) -> Note:
+        """The note of :meth:`counted`'s ``key`` with these counts."""
+        import json
+
+        fields = json.loads(key)
+        kind, prefix = fields.pop("kind"), fields.pop("prefix")
+        return Note(kind, count, prefix=prefix, total=total, **fields)
+
+    @staticmethod
+    def from_data(data: dict[str, object]) -> Note:
+        """The note of :meth:`data` (what the eval JSON's ``note_data`` and the monitor carry); a ValueError
+        when it is not one.
+
+        >>> Note.from_data({"kind": "run_only_queries", "count": 2, "rows": 7})
+        Note('run_only_queries', 2, rows=7)
+        """
+        fields = dict(data)
+        kind, count, prefix = fields.pop("kind", None), fields.pop("count", None), fields.pop("prefix", "")
+        if not isinstance(kind, str) or type(count) is not int or count < 0 or not isinstance(prefix, str):
+            raise ValueError(f"a note is a kind and a count of at least 0; got {data!r}")
+        try:
+            return Note(kind, count, prefix=prefix, **fields)
+        except KeyError as e:
+            raise ValueError(f"a {kind} note needs the field {e.args[0]!r}") from None
+
     def __reduce__(self) -> tuple[object, ...]:  # (pickled to Spark's workers and back as data)
         return (_note, (self.kind, self.count, self.prefix, self.fields))
 
@@ -187,7 +293,20 @@ def _words(kind: str, count: int, fields: dict[str, object], face: str) -> str:
         return f"{n} qrels quer{'y' if n == 1 else 'ies'} with no retrieved document: {what}"
     if kind == "truncated_rows":
         return f"{n} rows beyond the per-query depth limit: not evaluated"
-    return f"{n} unjudged rows removed (judged-only)"
+    if kind == "unjudged_rows_removed":
+        return f"{n} unjudged rows removed (judged-only)"
+    total = fields["total"]
+    if kind == "seen_rows_dropped":
+        return f"exclude-seen: dropped {n:,} of {total:,} recommended rows whose item the user has in the training data"
+    if kind == "absent_items":
+        return f"{fields['head']}: {n:,} of {total:,} {fields['tail']}"
+    empty = fields["empty"]
+    if empty == "skip":
+        return (
+            f"empty=skip: {n:,} of {total:,} users with no relevant test item left out of the per-user "
+            "measures (system-level measures count every user's list)"
+        )
+    return f"empty={empty}: {n:,} of {total:,} users with no relevant test item score {fields['fill']:g} on the relevance measures"
 
 
 def python_wording(note: str) -> str:
@@ -203,8 +322,17 @@ def python_wording(note: str) -> str:
 
 
 #: the kinds of :class:`Note`: run queries not in the qrels (field ``rows``), qrels queries without a retrieved
-#: document (field ``scored_zero``), rows beyond the per-query depth limit, unjudged rows removed (judged-only)
-NOTE_KINDS = ("run_only_queries", "qrels_only_queries", "truncated_rows", "unjudged_rows_removed")
+#: document (field ``scored_zero``), rows beyond the per-query depth limit, unjudged rows removed (judged-only);
+#: and the counts "X of ``total``" of the recommender side tables: recommended rows dropped by exclude-seen,
+#: recommended items absent from a side table (fields ``head``, ``tail``: the measure and what is absent) and
+#: users with no relevant test item (fields ``empty``, ``fill``): :meth:`Note.counted` says which
+NOTE_KINDS = (
+    "run_only_queries", "qrels_only_queries", "truncated_rows", "unjudged_rows_removed", "seen_rows_dropped",
+    "absent_items", "empty_users",
+)
+
+#: the kinds whose count is "X of ``total``" (blocks and Spark's buckets add both)
+COUNTED_KINDS = ("seen_rows_dropped", "absent_items", "empty_users")
 
 
 def alignment_note_data(

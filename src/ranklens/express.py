@@ -71,6 +71,7 @@ __all__ = [
     "evaluate_express",
     "express_measures",
     "express_specs",
+    "intermediates_declined",
     "measures_declined",
     "policy_declined",
     "unavailable",
@@ -361,6 +362,28 @@ def measures_declined(measures: Sequence[Measure | ExpressMeasure | RankLabel]) 
         if key in seen:
             return f"{m}: asked for twice"
         seen.add(key)
+    return None
+
+
+#: the families whose intermediates the pass records for ``explain`` (``_cexpress.trace_queries``)
+TRACED_MEASURES = ("nDCG", "DCG", "AP", "P", "RR", "R")
+
+
+def intermediates_declined(measures: Sequence[Measure | ExpressMeasure], inputs: str = "files") -> str | None:
+    """Why the compiled pass does not record the intermediates ``explain`` prints for ``measures`` (None: it
+    does; :func:`measures_declined` is asked first): one measure of :data:`TRACED_MEASURES`, read from files
+    or data in memory (not Spark's columns).
+
+    >>> from ranklens.measures import parse_many
+    >>> intermediates_declined(parse_many(["nDCG@5"])) is None, intermediates_declined(parse_many(["AP"]), "columns")
+    (True, 'explain on data in columns: the compiled pass records intermediates when it reads files or data in memory')
+    """
+    if len(measures) != 1:
+        return f"explain takes one measure; {len(measures)} given"
+    if measures[0].name not in TRACED_MEASURES:
+        return f"{measures[0]}: the compiled pass records the intermediates of {', '.join(TRACED_MEASURES)} only"
+    if inputs not in ("files", "memory"):
+        return f"explain on data in {inputs}: the compiled pass records intermediates when it reads files or data in memory"
     return None
 
 
@@ -670,6 +693,8 @@ def evaluate_express(
     progress: ProgressHook | None = None,
     why: list[str] | None = None,
     missing: str = "skip",
+    trace: tuple[str, ...] = (),
+    traced: dict[str, tuple[Any, ...]] | None = None,
 ) -> list[ExpressResults] | None:
     """Evaluate the run files ``runs`` against the qrels file ``qrels``, or None when the express path does
     not take these inputs (see the module docstring). ``names`` are the names given to the runs (None:
@@ -680,7 +705,8 @@ def evaluate_express(
     (trec_eval ``-c``, the gate's default) adds every qrels query a run lacks with the value 0 for each
     measure — the reference's value for a query ranked against one unjudged document (the measures of this
     pass count nothing retrieved that is not judged relevant) — and says so in the note; ``"skip"`` leaves
-    them out."""
+    them out. ``trace``: query ids whose intermediates the pass records (``explain``), put into ``traced``
+    (:mod:`ranklens.explain.compiled` reads them; the last run's when there are several)."""
     said = why if why is not None else []
     reason = unavailable() or measures_declined(measures) or (None if runs else "no run")
     if reason is not None:
@@ -689,7 +715,9 @@ def evaluate_express(
     specs = express_specs(measures)
     assert specs is not None
     try:
-        return _evaluate(qrels, runs, measures, specs, names, block, batch_rows, progress, said, missing == "zero")
+        return _evaluate(
+            qrels, runs, measures, specs, names, block, batch_rows, progress, said, missing == "zero", trace, traced
+        )
     except (OSError, MemoryError) as e:  # (a read that fails: the general path reads again, and says what failed)
         said.append(f"a read failed ({type(e).__name__})")
         return None
@@ -706,6 +734,8 @@ def _evaluate(
     progress: ProgressHook | None,
     why: list[str],
     zero: bool = False,
+    trace: tuple[str, ...] = (),
+    traced: dict[str, tuple[Any, ...]] | None = None,
 ) -> list[ExpressResults] | None:
     source = _source(qrels, QRELS_FILES)
     if source is None:
@@ -721,6 +751,8 @@ def _evaluate(
         why.append(f"{qrels}: a line or column it does not read beyond doubt")
         return None
     judged, n_judged_queries = parsed
+    if trace:
+        _cexpress.trace_queries(judged, trace)
     done: list[_Run] = []
     for path in runs:
         source = _source(path, RUN_FILES)
@@ -739,6 +771,8 @@ def _evaluate(
             )
             return None  # (no query in common: the general path says so)
         done.append(run)
+    if trace and traced is not None:
+        traced.update(_cexpress.traced(judged, len(specs)))
     from ranklens.data.names import unique_names
 
     given = list(names) if names is not None else [None] * len(runs)

@@ -80,12 +80,14 @@ def inputs_declined(qrels: object, runs: Sequence[object], policy: object) -> st
 
 
 def evaluate_memory(
-    qrels: Any, run: Any, measures: Sequence[Any], policy: Any, why: list[str]
+    qrels: Any, run: Any, measures: Sequence[Any], policy: Any, why: list[str], trace: tuple[str, ...] = (),
+    traced: dict[str, tuple[Any, ...]] | None = None,
 ) -> Any:
     """The :class:`~ranklens.Results` of ``run`` against ``qrels`` (in-memory inputs :func:`inputs_declined`
     takes) on ``measures`` (the compiled pass declares them) under ``policy`` (None: the default), named
     ``run`` as the reference names an in-memory run; None when the pass declines while reading (the reason
-    appended to ``why``)."""
+    appended to ``why``). ``trace``: query ids whose intermediates the pass records (``explain``), put into
+    ``traced`` (as :func:`ranklens.express.evaluate_express`)."""
     from ranklens import express
 
     specs = express.express_specs(measures)
@@ -109,6 +111,8 @@ def evaluate_memory(
                        "outside ASCII, an empty id, a label that is no integer in 0..999999999, a judgement twice)"))
         return None
     judged, n_judged = parsed
+    if trace:
+        cx.trace_queries(judged, trace)
     if rkind == "dict":
         got = cx.evaluate_dict(judged, run, specs, BLOCK_ROWS)
         got, int_ids = (None, False) if got is None else got
@@ -128,6 +132,8 @@ def evaluate_memory(
                 if rkind == "dict" else "a column it does not read beyond doubt (a null, an id with a space or "
                 "outside ASCII, an empty id, a score that is not finite, a document twice in a query)"))
         return None
+    if trace and traced is not None:
+        traced.update(cx.traced(judged, len(specs)))
     return _results(got, measures, n_judged, policy, int_ids)
 
 

@@ -130,8 +130,10 @@ def test_forcing_an_unknown_backend_is_one_line(monkeypatch: pytest.MonkeyPatch)
         (["gate", QRELS, BM25, "--min", "nDCG@10=0.1", "-J"],
          "policy judged_only=True: the compiled pass implements judged_only=False"),
         (["compare", QRELS, BM25, DENSE, "-m", "ERR@10"], "ERR@10: the compiled pass does not implement ERR (ranklens.express.SUPPORTED_MEASURES lists what it does)"),
-        (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG@5"],
-         "it returns values, not the kernel's per-rank intermediates (explain prints those)"),
+        (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG(ties=average)@5"],
+         "nDCG(ties=average)@5: ties=average; the compiled pass implements ties=trec"),
+        (["explain", QRELS, BM25, "--query", "q3", "-m", "Rprec"],
+         "Rprec: the compiled pass records the intermediates of nDCG, DCG, AP, P, RR, R only"),
     ],
 )
 def test_forcing_a_backend_that_declines_is_one_line(args: list[str], reason: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,8 +173,10 @@ def test_a_late_decline_of_a_forced_backend_is_one_line(tmp_path: Path, monkeypa
          "backend compiled: it declares these measures, policy and inputs"),
         (["compare", QRELS, BM25, DENSE], {}, "backend compiled: it declares these measures, policy and inputs"),
         (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG@5"], {},
-         "backend reference: it takes everything (compiled declined: it returns values, not the kernel's per-rank "
-         "intermediates (explain prints those))"),
+         "backend compiled: it declares these measures, policy and inputs"),
+        (["explain", QRELS, BM25, "--query", "q3", "-m", "nDCG(gain=exp)@5"], {},
+         "backend reference: it takes everything (compiled declined: nDCG(gain=exp)@5: gain=exp; the compiled pass "
+         "implements gain=linear)"),
         (["trec-eval", "-m", "ndcg_cut.10", "-m", "map", QRELS, BM25], {},
          "backend compiled: it declares these measures, policy and inputs"),
     ],

@@ -199,3 +199,28 @@ def test_rule_expressions(expr: str, message: str) -> None:
 
     with pytest.raises(InputError, match=message):
         RuleIn(expr=expr).resolved()
+
+
+def test_push_carries_the_notes_as_data(server: ServerProcess, project: str, tmp_path: Path) -> None:
+    """``eval -f json`` writes the notes as data; ``push`` sends them, the server checks they are notes and hands
+    them back as data, and the command line words them (nothing parses the words). By hand: the toy dense run
+    lacks one qrels query."""
+    from ranklens.cli.main import cli
+    from ranklens.monitor.client import MonitorAPIError
+
+    ex = Path(__file__).resolve().parents[2] / "examples"
+    doc = CliRunner().invoke(cli, ["eval", str(ex / "toy.qrels"), str(ex / "toy_dense.run"), "-m", "P@5", "-q", "-f", "json"]).stdout
+    path = tmp_path / "results.json"
+    path.write_text(doc)
+    env = {"RANKLENS_URL": server.url, "RANKLENS_TOKEN": server.token}
+    res = CliRunner().invoke(push_cmd.command, [str(path), "--project", project], env=env)
+    assert res.exit_code == 0, res.output
+    assert ("  note: 1 qrels query with no retrieved document: skipped; use --missing zero (trec_eval -c) to count "
+            "them as 0\n") in res.output
+    run = json.loads(doc)["runs"][0]
+    with server.client() as c:
+        snap = c.push(run, project=project, system="again")
+        assert snap["note_data"] == [{"kind": "qrels_only_queries", "count": 1, "scored_zero": False}]
+        with pytest.raises(MonitorAPIError) as info:
+            c.push({**run, "note_data": [{"kind": "qrels_only_queries", "count": "one"}]}, project=project, system="bad")
+        assert info.value.status == 422

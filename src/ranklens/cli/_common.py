@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
@@ -12,7 +11,6 @@ import click
 
 from ranklens.cli.defaults import DEFAULT_MEASURES  # noqa: F401 (re-exported: eval, compare and gate read it here)
 from ranklens.data.formats import RUN_FILES
-from ranklens.errors import FormatError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,16 +37,6 @@ def json_format_option(func: F) -> F:
 def _level(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """``--rel-level 2`` stays the integer 2; ``0.5`` is a real threshold (for ``--labels float``)."""
     return int(value) if value is not None and value.is_integer() else value
-
-
-def _with_labels_hint(error: FormatError, labels: str | None) -> FormatError:
-    """An integer-label error of the qrels, with how to read real-valued labels when they are numbers."""
-    if labels != "int" or "integer relevance label" not in error.detail or not _FRACTION.search(error.detail):
-        return error
-    return FormatError(error.source, error.detail + "; for real-valued labels add --labels float", error.line)
-
-
-_FRACTION = re.compile(r"got '?[+-]?([0-9]*\.[0-9]+|[0-9]+\.[0-9]*|[0-9.]+[eE][+-]?[0-9]+)'?$")
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
@@ -280,10 +268,7 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
             fields["missing"] = "zero"
         fields["labels"] = kwargs.pop("label_kind")
         policy = EvalPolicy(**fields)
-        try:
-            return func(*args, policy=policy, **kwargs)
-        except FormatError as e:
-            raise _with_labels_hint(e, policy.labels) from None
+        return func(*args, policy=policy, **kwargs)  # (a refused real label's hint is data: cli.main words it)
 
     for option in reversed(options):
         wrapper = option(wrapper)

@@ -1,7 +1,8 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and ``ranklens trec-eval`` in its
-common forms skips click (:mod:`ranklens.cli.trec_eval_express`); everything else, and whatever those do not
-take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); ``ranklens trec-eval`` in its
+common forms skips click (:mod:`ranklens.cli.trec_eval_express`), and so does ``ranklens explain`` of a
+measure the compiled pass records (:mod:`ranklens.cli.express_explain`); everything else, and whatever those
+do not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ def main() -> None:
         from ranklens.cli.trec_eval_express import run as trec_eval
 
         status = trec_eval(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 2 and sys.argv[1] == "explain":
+        from ranklens.cli.express_explain import run as run_explain
+
+        status = run_explain(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full

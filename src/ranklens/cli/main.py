@@ -82,7 +82,7 @@ class LazyGroup(click.Group):
                 return super().invoke(ctx)
         except RanklensError as exc:
             command = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
-            raise UserFacingError(name_input_flags(str(exc), getattr(exc, "input_role", None), command)) from None
+            raise UserFacingError(name_input_flags(exc, command)) from None
         except FileNotFoundError as exc:
             raise UserFacingError(f"{exc.filename}: no such file") from None
         except BrokenPipeError:
@@ -133,32 +133,29 @@ def one_line(message: str) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
 
 
-_PYTHON_FORMAT = re.compile(r"(?<![\w-])format=(?!(?:'[\w-]+')? in Python)(?:'([\w-]+)')?")
-_CLI_FORMAT = re.compile(r"--(qrels|run)-format ([\w-]+), format= in Python")
+def name_input_flags(exc: BaseException, command: click.Command | None) -> str:
+    """The message of ``exc`` in the command line's words: each :class:`~ranklens.errors.Hint` of a
+    :class:`~ranklens.errors.FormatError` worded with the command's own input flags (``--qrels-format``,
+    ``--run-format``) for the input the error is about (``exc.input_role``; both when it is not known); a
+    command without such flags (``rag``, ``trec-eval`` …, whose ``--format`` is an output format) keeps the
+    Python words. Nothing is parsed out of the text: the hint is data.
 
-
-def name_input_flags(message: str, role: str | None, command: click.Command | None) -> str:
-    """Say ``format=`` (a reader's Python wording) as the command's own input flag, ``--qrels-format`` or
-    ``--run-format`` for the input ``role`` (both when it is not known); a command without such flags
-    (``rag``, ``trec-eval`` …, whose ``--format`` is an output format) keeps the Python wording.
-
+    >>> from ranklens.errors import FormatError, Hint
     >>> cmd = click.Command("eval", params=[click.Option(["--qrels-format"]), click.Option(["--run-format"])])
-    >>> name_input_flags("x.xyz: choose the format with format= (one of: trec, json)", "run", cmd)
+    >>> e = FormatError("x.xyz", ("choose the format with ", Hint("choose", choices=("trec", "json"))))
+    >>> e.input_role = "run"
+    >>> name_input_flags(e, cmd)
     'x.xyz: choose the format with --run-format (one of: trec, json)'
-    >>> name_input_flags("r.run:1: is this a CSV file? (use format='csv')", "run", cmd)
-    'r.run:1: is this a CSV file? (use --run-format csv)'
-    >>> name_input_flags("q.tsv: (use --qrels-format trec, format= in Python)", "qrels", click.Command("rag"))
+    >>> name_input_flags(FormatError("q.tsv", ("(use ", Hint("use", role="qrels", format="trec"), ")")), click.Command("rag"))
     "q.tsv: (use format='trec' in Python)"
     """
-    names = {p.name for p in command.params} if command is not None else set()
-    flags = [f"--{r}-format" for r in ("qrels", "run") if f"{r}_format" in names and role in (None, r)]
-    message = _CLI_FORMAT.sub(
-        lambda m: m.group() if f"{m.group(1)}_format" in names else f"format='{m.group(2)}' in Python", message
-    )
-    if not flags:
-        return message
-    flag = " or ".join(flags)
-    return _PYTHON_FORMAT.sub(lambda m: f"{flag} {m.group(1)}" if m.group(1) else flag, message)
+    from ranklens.errors import FormatError
+
+    if not isinstance(exc, FormatError):
+        return str(exc)
+    flags = {p.name for p in command.params if p.name} if command is not None else set()
+    role = getattr(exc, "input_role", None)
+    return exc.worded(lambda hint: hint.cli_words(flags, role))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ranklens.errors import InputError, MissingDependencyError
+from ranklens.errors import InputError, MissingDependencyError, Note, cli_wording
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -142,6 +142,8 @@ def _report(out: dict[str, Any], quiet: bool = False) -> bool:
     state = "stored" if out["created"] else "already stored"
     values = ", ".join(f"{m}={v:.4f}" for m, v in out["values"].items())
     say(f"{out['system']}: snapshot {out['id']} {state} at {out['at']} ({values})")
+    for data in out.get("note_data") or ():  # (the notes of the pushed results, as data, in the command line's words)
+        say(f"  note: {data['text'] if data.get('kind') == 'text' else cli_wording(Note.from_data(data))}")
     cov = out.get("coverage")
     if cov and cov["answered"] < cov["expected"]:
         how = "left out of the values" if out.get("missing") == "skip" else "scored 0"

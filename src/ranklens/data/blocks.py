@@ -62,7 +62,7 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
                     try:  # (CR-only line ends: no line feed to cut at; said before the block grows on)
                         check_line_ends(data, len(data) - data.endswith(b"\r"), path)
                     except FormatError as e:
-                        raise FormatError(path, e.detail, None if e.line is None else e.line + first_line - 1) from None
+                        raise FormatError(path, e.parts, None if e.line is None else e.line + first_line - 1) from None
                     if len(data) > max_line_bytes:
                         raise FormatError(
                             path,
@@ -86,7 +86,7 @@ def _blocks(path: str, block_bytes: int, max_line_bytes: int) -> Iterator[tuple[
                     cols = trec.read_run(data, path, file_start=at_file_start)
                 except FormatError as e:
                     line = None if e.line is None else e.line + first_line - 1
-                    raise FormatError(path, e.detail, line) from None
+                    raise FormatError(path, e.parts, line) from None
                 local = cols.line_numbers
                 n = len(cols.query_id)  # type: ignore[arg-type]
                 lines = (np.arange(n, dtype=np.int64) + first_line) if local is None else local + (first_line - 1)

@@ -43,7 +43,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-from ranklens.errors import FormatError, did_you_mean
+from ranklens.errors import FormatError, Hint, did_you_mean
 
 __all__ = [
     "COST_FILES",
@@ -202,8 +202,8 @@ def unknown_format(kind: FileKind, display: str, *, format: str | None = None, e
     listed = ", ".join(kind.extensions) if kind.extensions else "(any name)"
     return FormatError(
         display,
-        f"{found}; expected one of {listed}{' (optionally .gz)' if kind.gzip else ''}, or choose the format "
-        f"with {kind.option} (one of: {', '.join(kind.formats)}){did_you_mean(extension, kind.extensions)}",
+        (f"{found}; expected one of {listed}{' (optionally .gz)' if kind.gzip else ''}, or choose the format with ",
+         Hint("choose", choices=kind.formats), did_you_mean(extension, kind.extensions)),
     )
 
 

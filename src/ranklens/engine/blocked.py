@@ -22,6 +22,7 @@ import pyarrow as pa
 from ranklens.data.run import Run
 from ranklens.engine.kernels.recsys_system import Accumulator
 from ranklens.engine.pool import SelfPool
+from ranklens.errors import Note
 
 __all__ = ["BLOCK_USERS", "BlockTally", "split_run"]
 
@@ -60,13 +61,17 @@ class BlockTally:
             c[0] += absent
             c[1] += total
 
-    def absent_notes(self) -> list[str]:
+    def absent_notes(self) -> list[Note]:
         return [absent_note(h, t, a, n) for (h, t), (a, n) in self.absent.items() if a]
 
 
-def absent_note(head: str, tail: str, absent: int, total: int) -> str:
-    """``Novelty@10: 3 of 40 top-10 recommendations are of items not in the training data: …``."""
-    return f"{head}: {absent:,} of {total:,} {tail}"
+def absent_note(head: str, tail: str, absent: int, total: int) -> Note:
+    """``Novelty@10: 3 of 40 top-10 recommendations are of items not in the training data: …``, as data.
+
+    >>> absent_note("Novelty@10", "top-10 recommendations are of items not in the training data", 3, 40).data()["total"]
+    40
+    """
+    return Note("absent_items", absent, total=total, head=head, tail=tail)
 
 
 def split_run(run: Run, users: int) -> Iterator[Run]:

@@ -11,14 +11,14 @@ import numpy as np
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
 from ranklens.engine.alignment import AlignReport, Negative, QuerySet, align
-from ranklens.engine.blocked import BLOCK_USERS, BlockTally, split_run
+from ranklens.engine.blocked import BLOCK_USERS, BlockTally, absent_note, split_run
 from ranklens.engine.kernels import SIDE_KERNELS, kernel_for
 from ranklens.engine.kernels.recsys_system import SYSTEM_FAMILIES, Accumulator
 from ranklens.engine.labels import check_measures
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.pool import POOL_IDEAL_FAMILIES, SelfPool, self_pool_depths, self_pool_note
 from ranklens.engine.ranked import RankedLists
-from ranklens.errors import InputError, QuerySetError, warn_notes
+from ranklens.errors import InputError, Note, QuerySetError, warn_notes
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg, parse_many
 from ranklens.results.core import Results, assemble, stack_columns
@@ -425,23 +425,14 @@ def tally_notes(tally: BlockTally, ev: Evaluator, notes: list[str], alignment: S
     return notes
 
 
-def seen_note(dropped: int, total: int) -> str:
-    """The exclude-seen note."""
-    return (
-        f"exclude-seen: dropped {dropped:,} of {total:,} recommended rows whose item the user has in "
-        "the training data"
-    )
+def seen_note(dropped: int, total: int) -> Note:
+    """The exclude-seen note (a :class:`~ranklens.errors.Note`: its counts are data)."""
+    return Note("seen_rows_dropped", dropped, total=total)
 
 
-def empty_note(empty: str, count: int, n: int) -> str:
-    """The ``empty=`` note."""
-    if empty == "skip":
-        return (
-            f"empty=skip: {count:,} of {n:,} users with no relevant test item left out of the per-user "
-            "measures (system-level measures count every user's list)"
-        )
-    fill = 0.0 if empty == "zero" else 1.0
-    return f"empty={empty}: {count:,} of {n:,} users with no relevant test item score {fill:g} on the relevance measures"
+def empty_note(empty: str, count: int, n: int) -> Note:
+    """The ``empty=`` note (a :class:`~ranklens.errors.Note`: its counts are data)."""
+    return Note("empty_users", count, total=n, empty=empty, fill=0.0 if empty in ("skip", "zero") else 1.0)
 
 
 def intent_columns(lists: RankedLists, intents: Any, measures: Sequence[Measure]) -> list[np.ndarray]:
@@ -645,7 +636,7 @@ class _SideTables:
             tally.add_absent(counts)
         else:
             for h, tail, a, total in counts:
-                if a and (n := f"{h}: {a:,} of {total:,} {tail}") not in notes:
+                if a and (n := absent_note(h, tail, a, total)) not in notes:
                     notes.append(n)
         self._derived = side._cache
         return side

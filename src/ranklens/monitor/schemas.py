@@ -180,6 +180,24 @@ class RunResults(BaseModel):
     skipped_queries: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = Field(
         default=None, max_length=LIMITS["queries"]
     )
+    #: the notes as data (``ranklens eval --format json`` writes them: kind, count and fields); each is checked
+    #: to be a note (:meth:`ranklens.errors.Note.from_data`) or a text note (kind ``text``), and handed back as data
+    note_data: list[dict[str, Any]] | None = Field(default=None, max_length=64)
+
+    @field_validator("note_data")
+    @classmethod
+    def _notes_are_notes(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        from ranklens.errors import Note
+
+        for item in value or []:
+            if item.get("kind") == "text":
+                if set(item) != {"kind", "text"} or not isinstance(item["text"], str) or len(item["text"]) > 2000:
+                    raise ValueError("a text note is {'kind': 'text', 'text': '…'} (at most 2000 characters)")
+            elif len(str(item)) > 2000:
+                raise ValueError("a note's data is at most 2000 characters")
+            else:
+                Note.from_data(item)
+        return value
 
 
 class EvalDocument(BaseModel):

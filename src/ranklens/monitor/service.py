@@ -318,7 +318,11 @@ class Monitor:
         """Store one snapshot and check the rules; returns ``(response, created)``."""
         check_project_name(project)
         data = normalise_snapshot(body)
-        return self.ingest_data(project, data, source=source)
+        response, created = self.ingest_data(project, data, source=source)
+        run = _pick_run(body.results, body.run) if body.results is not None else None
+        if run is not None and run.note_data is not None:
+            response["note_data"] = run.note_data  # (the pushed results' notes, as data: a face words them)
+        return response, created
 
     def ingest_data(self, project: str, data: SnapshotData, *, source: str = "push") -> tuple[dict[str, Any], bool]:
         result = self.db.write(lambda s: self._ingest(s, project, data, source))

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ranklens.errors import InputError, MeasureError, MissingDependencyError
+from ranklens.errors import InputError, MeasureError, MissingDependencyError, Note
 from ranklens.measures.base import MIN_GEO_MEAN, Measure
 from ranklens.measures.language import MeasureLike
 
 if TYPE_CHECKING:  # (pyarrow is imported by the methods that build Arrow tables: a gate or a compare needs none)
     import pyarrow as pa
 
-__all__ = ["Layout", "QueryId", "Results", "aggregate"]
+__all__ = ["Layout", "QueryId", "Results", "aggregate", "note_data"]
 
 #: a query id as handed back: the string the engine matched, or the integer it was given as
 QueryId = str | int
@@ -167,6 +167,7 @@ class Results:
                 for q, row in zip(self.query_ids, self.values.tolist())
             },
             "notes": list(self.notes),
+            "note_data": note_data(self.notes),
             "options": self.options,
         }
         if len(keep) < len(names):  # system-level measures: in "aggregate" only, and said so
@@ -405,3 +406,15 @@ def stack_columns(columns: Sequence[np.ndarray], n_queries: int) -> np.ndarray:
     if not columns:
         return np.zeros((n_queries, 0))
     return np.column_stack(columns).astype(np.float64, copy=False)
+
+
+def note_data(notes: Sequence[str]) -> list[dict[str, Any]]:
+    """The notes as data, in order: a :class:`~ranklens.errors.Note`'s kind, count and fields, and any other
+    note as its text (kind ``text``), so a reader of the eval JSON (``ranklens push``, the monitor) words them
+    without parsing the words.
+
+    >>> from ranklens.errors import Note
+    >>> note_data([Note("truncated_rows", 3), "2 queries have no value"])
+    [{'kind': 'truncated_rows', 'count': 3}, {'kind': 'text', 'text': '2 queries have no value'}]
+    """
+    return [n.data() if isinstance(n, Note) else {"kind": "text", "text": str(n)} for n in notes]

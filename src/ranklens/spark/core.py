@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -18,7 +17,15 @@ from ranklens.engine.alignment import AlignReport
 from ranklens.engine.evaluator import Evaluator, nothing_evaluated
 from ranklens.engine.policy import EvalPolicy
 from ranklens.engine.pool import SelfPool, self_pool_note
-from ranklens.errors import DuplicateError, FormatError, InputError, MissingDependencyError, QuerySetError, warn_notes
+from ranklens.errors import (
+    DuplicateError,
+    FormatError,
+    InputError,
+    MissingDependencyError,
+    Note,
+    QuerySetError,
+    warn_notes,
+)
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
@@ -519,18 +526,22 @@ def system_values(probe: Evaluator, plan: Mapping[int, Any], rows: list[Any], ru
     return out
 
 
-# ── the bucket notes: counts "X of Y" summed over the buckets, the rest as they are
-
-
-_COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*)")
+# ── the bucket notes: counts "X of Y" summed over the buckets (the notes' own data), the rest as they are
 
 
 def note_counts(note: str) -> tuple[str, int | None, int | None]:
-    """``(template, X, Y)`` of a note with one count ``X of Y`` (``\x00`` marks it), else ``(note, None, None)``."""
-    found = _COUNT.findall(note)
-    if len(found) != 1:
-        return note, None, None
-    return _COUNT.sub("\x00", note, count=1), int(found[0][0].replace(",", "")), int(found[0][1].replace(",", ""))
+    """``(key, X, Y)`` of a note counting "X of Y" (:meth:`~ranklens.errors.Note.counted`: its kind and fields,
+    its count and total, as data), else ``(note, None, None)`` (said as it is). Nothing is parsed out of the words.
+
+    >>> from ranklens.errors import Note
+    >>> key, x, y = note_counts(Note("seen_rows_dropped", 2, total=9))
+    >>> (x, y), note_counts("as it is")
+    ((2, 9), ('as it is', None, None))
+    """
+    counted = note.counted() if isinstance(note, Note) else None
+    if counted is None:
+        return str(note), None, None
+    return counted
 
 
 def merge_notes(phases: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, list[str]]:
@@ -538,12 +549,12 @@ def merge_notes(phases: Mapping[str, Mapping[str, list[Any]]]) -> dict[str, list
     counts something: ``recsys:`` phases list every note a bucket could give, with the count it gave)."""
     out: dict[str, list[str]] = {}
     for phase, found in phases.items():
-        texts = []
-        for template, (_, x, y, verbatim) in sorted(found.items(), key=lambda kv: kv[1][0]):
+        texts: list[str] = []
+        for key, (_, x, y, verbatim) in sorted(found.items(), key=lambda kv: kv[1][0]):
             if verbatim:
-                texts.append(template)
+                texts.append(key)
             elif x or not phase.startswith("recsys:"):
-                texts.append(template.replace("\x00", f"{x:,} of {y:,}", 1))
+                texts.append(Note.from_counted(key, x, y))
         out[phase] = texts
     return out
 
@@ -706,7 +717,7 @@ def _watch_side(ev: _GlobalTopEvaluator, once: Mapping[str, Any] | None = None) 
             f: np.full(getattr(out, f).shape, -1, dtype=getattr(out, f).dtype)
             for f in ("doc_item", "doc_catalog", "doc_attr") if getattr(out, f) is not None
         }
-        every = recsys_notes(lists, measures, dataclasses.replace(out, **absent)) if absent else []
+        every: list[str] = list(recsys_notes(lists, measures, dataclasses.replace(out, **absent))) if absent else []
         found.append((f"recsys:{len(ev.reports) - 1}", mine, every))
         return out
 

@@ -44,7 +44,7 @@ from ranklens.data.columns import (  # noqa: F401 (re-exported: where the reader
 )
 from ranklens.data.qrels import Qrels
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, Hint
 
 if TYPE_CHECKING:
     import mmap
@@ -220,6 +220,17 @@ _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 def is_integer_token(token: str) -> bool:
     """True for a decimal integer such as ``2``, ``-1`` or ``+3`` (not ``2.5``, not ``1e2``)."""
     return _INTEGER.match(token) is not None
+
+
+def real_label_hint(token: str) -> tuple[Hint, ...]:
+    """The hint an integer-label error carries when the refused label is a real number written with a point or
+    an exponent (``0.5``, ``1e-3``; not ``inf``, ``nan`` or ``abc``): the command line then names ``--labels
+    float`` (:class:`~ranklens.errors.Hint`, ``kind="labels"``).
+
+    >>> [h.kind for h in real_label_hint("0.5")], real_label_hint("abc"), real_label_hint("inf")
+    (['labels'], (), ())
+    """
+    return (Hint("labels"),) if is_number_token(token) and any(c in token for c in ".eE") and "n" not in token.lower() else ()
 
 
 def is_number_token(token: str) -> bool:

@@ -38,13 +38,14 @@ from ranklens.data.readers import (
     is_integer_token,
     is_number_token,
     nonblank_line_numbers,
+    real_label_hint,
     resolve_columns,
     text_end,
     trec,
     write_lines,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, Hint
 
 __all__ = ["NO_HEADER_QRELS_NOTE", "read_delimited", "write_delimited"]
 
@@ -138,24 +139,24 @@ def _resolve(
         return resolve_columns(names, kind, source, line, mapping=mapping, suggest_map=not numeric)
     except FormatError as e:
         if numeric and mapping is None:
-            detail = e.detail + "; the first line must be a header naming the columns" + _looks_like(first, kind)
+            detail = (*e.parts, "; the first line must be a header naming the columns", *_looks_like(first, kind))
             raise FormatError(source, detail, line) from None
         raise
 
 
-def _looks_like(first: bytes, kind: Kind) -> str:
-    """A hint for a TSV/CSV forced to be one, whose first line is a TREC line of this kind."""
+def _looks_like(first: bytes, kind: Kind) -> tuple[str, ...]:
+    """A hint for a TSV/CSV forced to be one, whose first line is a TREC line of this kind (message parts)."""
     if trec.looks_like(first) != kind.name:
-        return ""
+        return ()
     if kind.name == "qrels":
-        return " (it looks like TREC qrels: use --qrels-format trec, format= in Python)"
+        return " (it looks like TREC qrels: use ", Hint("use", role="qrels", format="trec"), ")"
     layout = trec.run_layout_of(first)
     width = 0 if layout is None else len(layout.names)
     if width == 3:
-        return " (it looks like an MS MARCO run: use --run-format msmarco, format= in Python)"
+        return " (it looks like an MS MARCO run: use ", Hint("use", role="run", format="msmarco"), ")"
     if width == 5:
-        return " (it looks like a TREC run without the tag: read it without forcing the format)"
-    return " (it looks like a TREC run: use --run-format trec, format= in Python)"
+        return (" (it looks like a TREC run without the tag: read it without forcing the format)",)
+    return " (it looks like a TREC run: use ", Hint("use", role="run", format="trec"), ")"
 
 
 def _parse(
@@ -230,7 +231,10 @@ def _scan(
             raise FormatError(source, f"expected a number in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno)
         if not kind.real_values and not is_integer_token(value):
             raise FormatError(
-                source, f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'", lineno
+                source,
+                (f"expected an integer relevance label in column {v + 1} ({names[v]}), got '{fields[v]}'",
+                 *real_label_hint(fields[v].strip())),
+                lineno,
             )
         if not kind.real_values and (len(value.lstrip("+-").lstrip("0")) > 10 or not -(2**31) <= int(value) < 2**31):
             raise FormatError(

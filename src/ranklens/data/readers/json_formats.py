@@ -39,7 +39,7 @@ from ranklens.data.readers import (
     write_lines,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, Hint
 
 __all__ = ["read_json", "read_jsonl", "write_json", "write_jsonl"]
 
@@ -131,13 +131,11 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
     except _TooDeep:
         raise FormatError(source, f"expected JSON {shape}: {_TOO_DEEP}") from None
     except json.JSONDecodeError as e:
-        hint = ""
+        hint: tuple[str, ...] = ()
         if e.msg == "Extra data" and _first_line_is_object(text):
-            hint = (
-                "; this looks like JSON Lines (one object per line): use a .jsonl name or "
-                f"--{kind.name}-format jsonl, format= in Python"
-            )
-        raise FormatError(source, f"expected JSON {shape}: {e.msg} (column {e.colno}){hint}", e.lineno) from None
+            hint = ("; this looks like JSON Lines (one object per line): use a .jsonl name or ",
+                    Hint("use", role=kind.name, format="jsonl"))
+        raise FormatError(source, (f"expected JSON {shape}: {e.msg} (column {e.colno})", *hint), e.lineno) from None
     if not isinstance(top, dict):
         raise FormatError(source, f"expected a JSON object {shape}, got {_type_name(top)}", 1)
     if isinstance(top, _Object) and top.duplicate is not None:
@@ -169,7 +167,8 @@ def read_json(data: bytes, source: str, kind: Kind) -> Columns:
                 raise FormatError(source, f"query '{qid}': {problem}", _locate(text, qid, did))
             problem = _value_problem(value, kind)
             if problem:
-                raise FormatError(source, f"query '{qid}', document '{did}': {problem}", _locate(text, qid, did))
+                raise FormatError(source, (f"query '{qid}', document '{did}': {problem}", *_real_label(value, kind)),
+                                  _locate(text, qid, did))
             queries.append(qid)
             docs.append(did)
             values.append(float(value) if kind.real_values else value)
@@ -222,6 +221,12 @@ def _type_name(value: object) -> str:
 
 
 _LABEL_RANGE = "expected a relevance label in the 32-bit range (±2147483647)"
+
+
+def _real_label(value: object, kind: Kind) -> tuple[Hint, ...]:
+    """The hint of a refused integer label that is a real JSON number (``0.5``): ``--labels float``."""
+    real = isinstance(value, float) and math.isfinite(value) and not value.is_integer()
+    return (Hint("labels"),) if real and not kind.real_values else ()
 
 
 def _value_problem(value: object, kind: Kind) -> str | None:
@@ -354,7 +359,7 @@ def _scan_jsonl(data: bytes, source: str, kind: Kind, mapping: Mapping[str, str]
         if problem and kind.real_values and isinstance(value, float) and math.isnan(value):
             nan = nan or (lineno, problem)  # (as every reader: the syntax of every line first, NaN after)
         elif problem:
-            raise FormatError(source, problem, lineno)
+            raise FormatError(source, (problem, *_real_label(value, kind)), lineno)
         queries.append(ids[0])
         docs.append(ids[1])
         values.append(float(value) if kind.real_values else value)

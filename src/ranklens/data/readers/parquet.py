@@ -122,7 +122,7 @@ def iter_parquet_blocks(
             cols = table_columns(pa.Table.from_batches([batch]), kind, path, mapping)
             query, doc = to_string_array(cols.query_id), to_string_array(cols.doc_id)
         except FormatError as e:
-            raise FormatError(path, e.detail, None if e.line is None else e.line + first - 1) from None
+            raise FormatError(path, e.parts, None if e.line is None else e.line + first - 1) from None
         except (pa.ArrowException, OverflowError) as e:
             raise FormatError(path, f"cannot build {kind.name}: {_first_line(e)}") from None  # (as the whole read)
         value = _float_scores(cols.value, path, rows)  # (the whole read's conversion and messages)

@@ -63,11 +63,12 @@ from ranklens.data.readers import (
     is_integer_token,
     is_number_token,
     nonblank_line_numbers,
+    real_label_hint,
     text_end,
     write_lines,
 )
 from ranklens.data.run import Run
-from ranklens.errors import FormatError
+from ranklens.errors import FormatError, Hint
 
 try:  # the compiled tokenizer of 6-column runs (src/ranklens/data/_ctrec.c); optional, the pure path is the reference
     from ranklens.data import _ctrec
@@ -672,8 +673,8 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
         if layout.value_is_int and not is_integer_token(value):
             raise FormatError(
                 source,
-                f"expected an integer relevance label in column {layout.value + 1} "
-                f"({layout.names[layout.value]}), got '{value}'",
+                (f"expected an integer relevance label in column {layout.value + 1} "
+                 f"({layout.names[layout.value]}), got '{value}'", *real_label_hint(value)),
                 lineno,
             )
         if layout.value_is_int and not -(2**31) <= int(value) < 2**31:
@@ -707,13 +708,13 @@ def _scan(data: bytes, source: str, layout: _Layout) -> Columns:
     )
 
 
-def _count_message(layout: _Layout, got: int, raw: bytes, *, first: bool) -> str:
+def _count_message(layout: _Layout, got: int, raw: bytes, *, first: bool) -> tuple[str, ...]:
     message = f"expected {len(layout.names)} columns ({layout.header}), got {got}"
     if first and (layout.kind, got) in _SWAP_HINT:
-        message += _SWAP_HINT[(layout.kind, got)]
-    elif got == 1 and b"," in raw:
-        message += f"; the line has commas: is this a CSV file? (use --{layout.kind}-format csv, format= in Python)"
-    return message
+        return (message + _SWAP_HINT[(layout.kind, got)],)
+    if got == 1 and b"," in raw:
+        return message + "; the line has commas: is this a CSV file? (use ", Hint("use", role=layout.kind, format="csv"), ")"
+    return (message,)
 
 
 # --------------------------------------------------------------------------------------------- writing

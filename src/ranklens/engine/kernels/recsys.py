@@ -18,7 +18,7 @@ from ranklens.engine.kernels import binary
 from ranklens.engine.kernels._common import rel_threshold, relevant, within
 from ranklens.engine.kernels.recsys_system import Accumulator
 from ranklens.engine.ranked import RankedLists
-from ranklens.errors import MeasureError
+from ranklens.errors import MeasureError, Note
 from ranklens.measures.base import Measure
 
 __all__ = ["RECSYS_KERNELS", "RecsysInputs", "recsys_note_counts", "recsys_notes"]
@@ -410,7 +410,7 @@ def recsys_note_counts(lists: RankedLists, measures: Any, side: RecsysInputs) ->
     return counts
 
 
-def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[str]:
+def recsys_notes(lists: RankedLists, measures: Any, side: RecsysInputs) -> list[Note]:
     """What the recommender measures left out: recommended items absent from the training data
-    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD)."""
-    return [f"{h}: {a:,} of {n:,} {t}" for h, t, a, n in recsys_note_counts(lists, measures, side) if a]
+    (Novelty), from the catalog (Coverage, Gini) or from the item catalog (ILD), as notes whose counts are data."""
+    return [Note("absent_items", a, total=n, head=h, tail=t) for h, t, a, n in recsys_note_counts(lists, measures, side) if a]

@@ -1,8 +1,9 @@
-"""The worked computation of one measure for one query, the way a textbook shows it."""
+"""The worked computation of one measure for one query on the reference engine: the numpy kernels' own
+intermediates (:func:`~ranklens.engine.kernels.dcg.dcg_parts`). :func:`ranklens.explain.explain` chooses
+this backend when the compiled pass declines (:func:`ranklens.backends.choose_backend`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,43 +14,21 @@ from ranklens.engine.kernels._common import discounts
 from ranklens.engine.kernels.dcg import DcgParts, dcg_parts
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.errors import InputError, did_you_mean
+from ranklens.explain.model import TIES_TEXT, Explanation, gain_text, ideal_text, label_text
 from ranklens.measures.base import Measure
 from ranklens.measures.language import parse_many
 
-__all__ = ["Explanation", "explain"]
+__all__ = ["reference_explanation"]
 
 _DCG_FAMILIES = ("nDCG", "DCG", "IDCG")
 
 
-@dataclass(frozen=True)
-class Explanation:
-    """The steps behind one value.
-
-    ``rows`` are the ranked documents (rank, doc, score, label, gain, discount, contribution, running);
-    ``ideal_rows`` the ideal ordering for nDCG; ``value`` is what the engine computes (the same kernel as
-    :func:`ranklens.evaluate`), and ``dcg``/``idcg`` (and ``min_dcg`` with ``norm=minmax``) are the kernel's
-    own intermediates (:func:`ranklens.engine.kernels.dcg.dcg_parts`), never re-derived here.
-    """
-
-    measure: Measure
-    query: str
-    rows: list[dict[str, Any]]
-    ideal_rows: list[dict[str, Any]] = field(default_factory=list)
-    value: float = 0.0
-    dcg: float | None = None
-    idcg: float | None = None
-    settings: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    total_retrieved: int = 0
-    min_dcg: float | None = None
-
-
-def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options: Any) -> Explanation:
+def reference_explanation(qrels: Any, run: Any, query: str, measure: Measure | str, **options: Any) -> Explanation:
     """Explain ``measure`` for ``query``: the per-rank table, the ideal ordering and the final value.
 
     >>> qrels = {"q1": {"d1": 3, "d2": 0, "d3": 3, "d4": 2, "d5": 0}}
     >>> run = {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0}}
-    >>> e = explain(qrels, run, "q1", "nDCG@5")
+    >>> e = reference_explanation(qrels, run, "q1", "nDCG@5")
     >>> round(e.dcg, 3), round(e.idcg, 3), round(e.value, 3)
     (5.361, 5.893, 0.91)
     """
@@ -59,6 +38,7 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
     m = measures[0]
     ev = Evaluator([m], qrels, **options)
     order = "input" if dict(m.params).get("ties") == "input" else "score"
+    ev.depth = None  # (every retrieved row: the table says how many the query has, not how many the cutoff reads)
     lists, _ = ev.align(run, order=order)  # notes about other queries do not concern this one
     notes: list[str] = []
     ids = lists.query_ids.to_pylist()
@@ -81,11 +61,7 @@ def explain(qrels: Any, run: Any, query: str, measure: Measure | str, **options:
 
 
 def _label_text(label: float) -> str:
-    if label == NONPOOL:
-        return "unjudged"
-    if label == UNJUDGED:
-        return "pooled, unjudged"
-    return str(label)
+    return label_text(label, NONPOOL, UNJUDGED)
 
 
 def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: list[str]) -> Explanation:
@@ -117,12 +93,12 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
     ideal_rows = _ideal_rows(lists, qi, m, parts)
     ties = dict(m.params).get("ties", "trec") if any(p.name == "ties" for p in m.family.params) else None
     settings = {
-        "gain": _gain_text(m.get("gain")),
+        "gain": gain_text(m.get("gain")),
         "discount": {"log2": "1/log2(rank+1)", "log": f"1/log{m.get('base')}(rank+1)"}.get(
             m.get("discount"), f"Järvelin–Kekäläinen, base {m.get('base')}"
         ),
         "ideal": _ideal_text(m),
-        "ties": "n/a" if ties is None else _TIES_TEXT[ties],
+        "ties": "n/a" if ties is None else TIES_TEXT[ties],
         "cutoff": f"@{k}" if k is not None else "none (all retrieved)",
     }
     if ties == "average":
@@ -139,13 +115,6 @@ def _explain_dcg(lists: RankedLists, qi: int, m: Measure, value: float, notes: l
         m, lists.query_ids[qi].as_py(), rows, ideal_rows, value, float(parts.dcg[qi]), float(parts.idcg[qi]),
         settings, notes, hi - lo, None if parts.min_dcg is None else float(parts.min_dcg[qi]),
     )
-
-
-_TIES_TEXT = {
-    "trec": "score desc, then doc id desc (trec_eval)",
-    "average": "averaged over tied orderings (McSherry–Najork)",
-    "input": "run file order",
-}
 
 
 def _ideal_rows(lists: RankedLists, qi: int, m: Measure, parts: DcgParts) -> list[dict[str, Any]]:
@@ -237,21 +206,6 @@ def _explain_intents(lists: RankedLists, intents: Any, qi: int, m: Measure, valu
     return Explanation(m, lists.query_ids[qi].as_py(), rows, [], value, None, None, settings, [], hi - lo)
 
 
-def _gain_text(gain: Any) -> str:
-    if gain == "linear":
-        return "linear: gain = label"
-    if gain == "exp":
-        return "exponential: gain = 2^label − 1"
-    return "map: " + ", ".join(f"{lvl}→{g:g}" for lvl, g in gain) + " (other labels: gain = label)"
-
-
 def _ideal_text(m: Measure) -> str:
-    if m.name == "DCG":
-        return "n/a (unnormalised)"
-    ideal = m.get("ideal")
-    return {
-        "global": "global: every judged document of the query, best first (trec_eval)",
-        "local": "local: the retrieved top-k, re-sorted best first",
-        "recall": f"recall: the retrieved top-{m.get('depth')}, re-sorted best first",
-        "max": f"max: the top grade ({m.get('max_rel') or 'largest label in the qrels'}) at every rank",
-    }[ideal]
+    ideal = m.get("ideal") if m.name != "DCG" else "global"
+    return ideal_text(m.name, ideal, m.get("depth") if ideal == "recall" else None, m.get("max_rel") if ideal == "max" else None)
