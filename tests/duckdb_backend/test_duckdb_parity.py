@@ -127,3 +127,20 @@ def test_nothing_evaluated_is_an_error_never_nan() -> None:
 def test_what_it_does_not_express_is_declined_with_the_reason(measures, policy, reason) -> None:
     with pytest.raises(InputError, match="the DuckDB engine declines: .*" + reason.replace("(", r"\(").replace(")", r"\)")):
         ranklens.duckdb.evaluate({"q1": {"a": 1.0}}, {"q1": {"a": 1}}, measures, policy=policy)
+
+
+CUT_MEASURES = ["nDCG@5", "nDCG(gain=exp)@10", "DCG@3", "P@5", "R@10", "AP@5", "RR@3", "Success@3", "Judged@5", "Judged@20"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
+def test_measures_with_cutoffs_only_keep_a_top_k_with_the_same_values_and_notes(seed: int, policy: EvalPolicy, tmp_path: Path) -> None:
+    # every measure with a cutoff: the engine keeps each query's best k by one aggregate (MAX_BY), -M's counts
+    # from the rows per query; the values, the queries and the notes (truncated rows included) are the reference's
+    from ranklens.measures import parse_many
+
+    qrels, run = sql_cases.collection(200 + seed)
+    ms = parse_many(CUT_MEASURES, rel_level=policy.rel_level)
+    ref = Evaluator(ms, qrels, policy=policy)(run, warn=False)
+    r, q = _inputs("parquet", qrels, run, tmp_path)
+    _same(ranklens.duckdb.evaluate(r, q, ms, policy=policy, warn=False), ref)
