@@ -5,9 +5,12 @@ contender's mean must agree to 1e-9.
 
     python -m bench.duckdb_bench --rows 2000000 --repeat 3
 
-The data is written under bench/data/duckdb_bench/ (git-ignored) and reused when its size matches. Prints a
-Markdown table (median wall seconds, ratios to the hand-written DuckDB query and the in-memory engine to
-Polars) for docs/benchmarks.md.
+    python -m bench.duckdb_bench --rows 20000000 --repeat 1 --data-dir /tmp/ranklens_20m   # (delete it after)
+
+The data is written under bench/data/duckdb_bench/ (git-ignored) and reused when its size matches, or with
+``--data-dir`` a chunk at a time (:mod:`bench.duckdb_data`) where it says. Prints a Markdown table (median
+wall and CPU seconds, peak RSS from ``wait4``, ratios to the hand-written DuckDB query and of the in-memory
+engine to Polars) for docs/benchmarks.md. ``--only WORD...`` runs the contenders whose name holds a word.
 """
 
 from __future__ import annotations
@@ -62,10 +65,25 @@ sys.exit(main())
 """
 
 
-def make_inputs(rows: int, docs_per_query: int) -> tuple[str, str, int]:
-    """The run and qrels Parquet files of ``rows`` run rows (reused when present); the qrels' row count."""
+def make_inputs(rows: int, docs_per_query: int, data_dir: Path | None = None, parts: int = 1) -> tuple[str, str, int]:
+    """The run and qrels Parquet files of ``rows`` run rows (reused when present); the qrels' row count.
+    ``data_dir``: written there a chunk at a time by :mod:`bench.duckdb_data` (files, or datasets of ``parts``
+    parts), for sizes whose tables would not fit in one process."""
     import pyarrow.parquet as pq
 
+    if data_dir is not None:
+        sys.path.insert(0, str(ROOT))
+        from bench.duckdb_data import write_inputs
+
+        folder = data_dir / f"{rows}x{docs_per_query}x{parts}"
+        names = ("run.parquet", "qrels.parquet") if parts == 1 else ("run", "qrels")
+        if not all((folder / n).exists() for n in names):
+            done = write_inputs(folder, rows, docs_per_query, parts)
+            print(f"wrote {done['run_rows']:,} run rows, {done['qrels_rows']:,} qrels rows: {done['disk_bytes'] / 1e9:.2f} GB "
+                  f"on disk, about {done['python_bytes'] / 1e9:.1f} GB as Python objects", flush=True)
+        run_p, qrels_p = (str(folder / n) for n in names)
+        qrels_rows = pq.ParquetDataset(qrels_p).read(columns=["relevance"]).num_rows if parts > 1 else pq.ParquetFile(qrels_p).metadata.num_rows
+        return run_p, qrels_p, qrels_rows
     folder = DATA / f"{rows}x{docs_per_query}"
     run, qrels = folder / "run.parquet", folder / "qrels.parquet"
     if not (run.exists() and qrels.exists()):
@@ -88,11 +106,13 @@ POLARS_LABEL = "Polars lazy, hand-written (nDCG@10 only)"
 def contenders(run: str, qrels: str, k: int, memory_limit: str | None = None) -> dict[str, list[str]]:
     py = sys.executable
     limit = ["--memory-limit", memory_limit] if memory_limit else []
+    # (a dataset directory: ranklens takes the directory, the hand-written queries a glob of its parts)
+    run_g, qrels_g = (os.path.join(p, "*.parquet") if os.path.isdir(p) else p for p in (run, qrels))
     return {
-        HAND: [py, "-c", HAND_SQL, run, qrels, str(k), memory_limit or ""],
+        HAND: [py, "-c", HAND_SQL, run_g, qrels_g, str(k), memory_limit or ""],
         ENGINE: [py, "-c", CLI, run, qrels, str(k), str(ROOT), "--engine", "duckdb", *limit],
         MEMORY: [py, "-c", CLI, run, qrels, str(k), str(ROOT)],
-        POLARS_LABEL: [py, "-c", POLARS, run, qrels, str(k), str(ROOT)],
+        POLARS_LABEL: [py, "-c", POLARS, run_g, qrels_g, str(k), str(ROOT)],
     }
 
 
@@ -124,9 +144,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds; each runs every contender once, in turn")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--memory-limit", help="DuckDB's memory limit for both DuckDB contenders (e.g. 4GB)")
+    ap.add_argument("--data-dir", type=Path, help="write the inputs here, a chunk at a time (e.g. /tmp/ranklens_20m)")
+    ap.add_argument("--parts", type=int, default=1, help="with --data-dir: datasets of this many parts (1: two files)")
     ap.add_argument("--only", nargs="+", help="only the contenders whose name holds one of these words (e.g. DuckDB Polars)")
     args = ap.parse_args(argv)
-    run, qrels, qrels_rows = make_inputs(args.rows, args.docs_per_query)
+    run, qrels, qrels_rows = make_inputs(args.rows, args.docs_per_query, args.data_dir, args.parts)
     import compileall
 
     for folder in (ROOT / "src", ROOT / "bench"):  # (byte code written once, untimed, as pip install does)

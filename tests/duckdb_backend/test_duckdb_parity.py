@@ -135,8 +135,9 @@ CUT_MEASURES = ["nDCG@5", "nDCG(gain=exp)@10", "DCG@3", "P@5", "R@10", "AP@5", "
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
 def test_measures_with_cutoffs_only_keep_a_top_k_with_the_same_values_and_notes(seed: int, policy: EvalPolicy, tmp_path: Path) -> None:
-    # every measure with a cutoff: the engine keeps each query's best k by one aggregate (MAX_BY), -M's counts
-    # from the rows per query; the values, the queries and the notes (truncated rows included) are the reference's
+    # every measure with a cutoff: the engine ranks only the rows at or above each query's k-th best score (one
+    # aggregate), -M's counts from the rows per query; the values, queries and notes (truncated rows included)
+    # are the reference's
     from ranklens.measures import parse_many
 
     qrels, run = sql_cases.collection(200 + seed)

@@ -111,8 +111,8 @@ def test_only_cutoffs_keep_a_top_k_per_query_with_the_same_values(seed: int, pol
     ms = parse_many(CUT_MEASURES, rel_level=policy.rel_level)
     text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t", top=top)
     depth = 20 if policy.max_docs is None else min(20, policy.max_docs)
-    kept = f"WHERE rank0 <= {depth})" if top == "window" else f"MAX_BY(doc_id, {{'s': score, 'd': doc_id}}, {depth})"
-    assert (kept in text) is (not policy.judged_only)  # (-J ranks again after dropping: no cut)
+    assert (f"WHERE rank0 <= {depth})" in text) is (not policy.judged_only)  # (-J ranks again after dropping: no cut)
+    assert (f"MAX(score, {depth})" in text) is (top == "aggregate" and not policy.judged_only)  # (the k-th best score)
     assert ("MAX(label, 10)" in text) is (top == "aggregate")  # (the ideal's best labels: nDCG's largest cutoff)
     res = Evaluator(ms, qrels, policy=policy)(run, warn=False)
     _check(_connection(qrels, run).execute(text).fetchall(), res, ms)

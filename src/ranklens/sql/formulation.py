@@ -152,13 +152,14 @@ def per_query_sql(
 
     ``top``: how a ranking bounded by the cutoffs (every measure has one, no ``-J``, no Rprec) is kept:
     ``"window"`` (portable: ``ROW_NUMBER()`` over every run row, a sort of them all) or ``"aggregate"``
-    (DuckDB only: ``MAX_BY(doc_id, {score, doc_id}, k)`` per query, a hash aggregate keeping k rows per query,
-    and the ideal's top k labels by ``MAX(label, k)``); the values are the same.
+    (DuckDB only: each query's k-th best score by ``MAX(score, k)``, a hash aggregate, and the window over the
+    rows at or above it only — ties at the k-th score included, so the order is the window's —; the ideal's
+    best k labels by ``MAX(label, k)``); the values are the same.
 
     >>> from ranklens.measures import parse_many
-    >>> "MAX_BY(" in per_query_sql(parse_many(["nDCG@10"]), top="aggregate")
+    >>> "MAX(score, 10)" in per_query_sql(parse_many(["nDCG@10"]), top="aggregate")
     True
-    >>> "MAX_BY(" in per_query_sql(parse_many(["nDCG"]), top="aggregate")  # (no cutoff: every row is ranked)
+    >>> "MAX(score, " in per_query_sql(parse_many(["nDCG"]), top="aggregate")  # (no cutoff: every row is ranked)
     False
     """
     if top not in ("window", "aggregate"):
@@ -186,12 +187,13 @@ def per_query_sql(
         + ", ".join([f"SUM(CASE WHEN label >= {_d(0)} AND label >= {_d(t)} THEN 1 ELSE 0 END) AS big_r{i}" for i, t in enumerate(thresholds)] + ["COUNT(*) AS n_qrels"])
         + " FROM q0 GROUP BY query_id)",
     ]
-    if by_aggregate:  # (each query's best `depth` documents by one hash aggregate, no sort of every row; the
-        # (score, doc_id) pair orders them as the window does: score descending, ties by id descending)
+    if by_aggregate:  # (each query's `depth`-th best score by one hash aggregate; only the rows at or above it,
+        # ties included, are ranked by the window: a sort of about `depth` rows per query, not of every row)
         ctes += [
-            "rq AS (SELECT query_id, COUNT(*) AS n_run, "
-            f"MAX_BY(doc_id, {{'s': score, 'd': doc_id}}, {depth}) AS top_docs FROM r0 GROUP BY query_id)",
-            "ranked0 AS (SELECT query_id, UNNEST(top_docs) AS doc_id, GENERATE_SUBSCRIPTS(top_docs, 1) AS rank0 FROM rq)",
+            f"rq AS (SELECT query_id, COUNT(*) AS n_run, MAX(score, {depth})[-1] AS kth FROM r0 GROUP BY query_id)",
+            "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
+            "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0 "
+            "FROM r0 JOIN rq ON r0.query_id = rq.query_id WHERE r0.score >= rq.kth)",
         ]
     else:
         ctes += [
@@ -218,8 +220,6 @@ def per_query_sql(
         )
     if policy.judged_only:
         kept = f"SELECT query_id, jl, rank0 FROM ({labelled}) AS l WHERE rank0 <= {cut} AND jl IS NOT NULL"
-    elif by_aggregate:
-        kept = labelled
     else:
         kept = labelled.replace(" FROM ranked0 ", f" FROM (SELECT * FROM ranked0 WHERE rank0 <= {depth}) AS ranked0 ")
     rank = "ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY rank0)" if policy.judged_only else "rank0"
