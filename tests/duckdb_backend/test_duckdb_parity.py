@@ -145,3 +145,25 @@ def test_measures_with_cutoffs_only_keep_a_top_k_with_the_same_values_and_notes(
     ref = Evaluator(ms, qrels, policy=policy)(run, warn=False)
     r, q = _inputs("parquet", qrels, run, tmp_path)
     _same(ranklens.duckdb.evaluate(r, q, ms, policy=policy, warn=False), ref)
+
+
+def test_threads_are_duckdbs_and_change_no_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ranklens.duckdb.runtime as runtime
+
+    qrels, run = sql_cases.collection(7)
+    ms = sql_cases.measures()
+    ref = Evaluator(ms, qrels)(run, warn=False)
+    seen: list[int] = []
+    connect = runtime.connect
+
+    def spy(memory_limit=None, threads=None):
+        con = connect(memory_limit, threads)
+        seen.append(runtime.run(con, "SELECT current_setting('threads')")[0][0])
+        return con
+
+    monkeypatch.setattr("ranklens.duckdb.files.connect", spy)
+    _same(ranklens.duckdb.evaluate(run, qrels, ms, threads=1, warn=False, name="run"), ref)
+    assert seen == [1]
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(InputError, match=f"threads must be a positive whole number; got {bad!r}"):
+            ranklens.duckdb.evaluate(run, qrels, ms, threads=bad, warn=False)
