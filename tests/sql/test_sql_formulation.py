@@ -43,12 +43,16 @@ def _check(rows: list, res, ms) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
-def test_the_formulation_executed_on_duckdb_equals_the_reference(seed: int, policy: EvalPolicy) -> None:
+@pytest.mark.parametrize("top", ["window", "aggregate"])
+def test_the_formulation_executed_on_duckdb_equals_the_reference(seed: int, policy: EvalPolicy, top: str) -> None:
     qrels, run = sql_cases.collection(seed)
     ms = sql_cases.measures(policy)
     res = Evaluator(ms, qrels, policy=policy)(run, warn=False)
     con = _connection(qrels, run)
-    _check(con.execute(values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t")).fetchall(), res, ms)
+    text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t", top=top)
+    # (every row ranked: the aggregate form ranks and counts in one window, except under -J)
+    assert ("ORDER BY rnk ROWS BETWEEN" in text) is (top == "window" or policy.judged_only)  # (the second sort)
+    _check(con.execute(text).fetchall(), res, ms)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

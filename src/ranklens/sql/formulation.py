@@ -154,7 +154,9 @@ def per_query_sql(
     ``"window"`` (portable: ``ROW_NUMBER()`` over every run row, a sort of them all) or ``"aggregate"``
     (DuckDB only: each query's k-th best score by ``MAX(score, k)``, a hash aggregate, and the window over the
     rows at or above it only — ties at the k-th score included, so the order is the window's —; the ideal's
-    best k labels by ``MAX(label, k)``); the values are the same.
+    best k labels by ``MAX(label, k)``); the values are the same. A ranking not bounded (no ``-J``) is, with
+    ``"aggregate"``, one window over the run joined to the labels: the rank and the running relevant counts
+    (AP) from one sort, where the portable text sorts again by rank.
 
     >>> from ranklens.measures import parse_many
     >>> "MAX(score, 10)" in per_query_sql(parse_many(["nDCG@10"]), top="aggregate")
@@ -179,6 +181,10 @@ def per_query_sql(
     bounded = not policy.judged_only and all(d is not None for d in depths) and not any(m.family.name == "Rprec" for m in measures)
     depth = min(cut, max(d for d in depths if d is not None)) if bounded else cut
     by_aggregate = bounded and top == "aggregate"
+    # (DuckDB, every row ranked, no -J: the labels joined first, the rank and the running relevant counts of one
+    # window — one sort of the run, not a second one by rank for the running counts)
+    one_window = top == "aggregate" and not bounded and not policy.judged_only
+    win = "PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC"
     # (DuckDB would materialise q0, read three times, into a buffer: a scan of the qrels is cheaper)
     ctes = [
         f"q0 AS {'NOT MATERIALIZED ' if top == 'aggregate' else ''}(SELECT CAST(query_id AS VARCHAR) AS query_id, CAST(doc_id AS VARCHAR) AS doc_id, {label} AS label FROM {qrels_table})",
@@ -195,6 +201,18 @@ def per_query_sql(
             "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0 "
             "FROM r0 JOIN rq ON r0.query_id = rq.query_id WHERE r0.score >= rq.kth)",
         ]
+    elif one_window:
+        ctes += [
+            "rq AS (SELECT query_id, COUNT(*) AS n_run FROM r0 GROUP BY query_id)",
+            f"ranked0 AS (SELECT r0.query_id AS query_id, CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, "
+            f"ROW_NUMBER() OVER ({win}) AS rank0"
+            + "".join(
+                f", SUM(CASE WHEN q0.label >= {_d(0)} AND q0.label >= {_d(t)} THEN 1 ELSE 0 END) "
+                f"OVER ({win} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum{i}"
+                for i, t in enumerate(thresholds)
+            )
+            + " FROM r0 LEFT JOIN q0 ON r0.query_id = q0.query_id AND r0.doc_id = q0.doc_id)",
+        ]
     else:
         ctes += [
             # every run row ranked once (the run-only queries too: they are never evaluated, and a join to the
@@ -209,7 +227,7 @@ def per_query_sql(
         "LEFT JOIN q0 ON ranked0.query_id = q0.query_id AND ranked0.doc_id = q0.doc_id"
     )
     counted = policy.max_docs is not None or policy.judged_only
-    if counted and by_aggregate:  # (no -J: -M cuts what is beyond it, nothing is removed)
+    if counted and (by_aggregate or one_window):  # (no -J: -M cuts what is beyond it, nothing is removed)
         ctes.append(f"counts AS (SELECT query_id, GREATEST(n_run - {cut}, 0) AS truncated, 0 AS removed FROM rq)")
     elif counted:  # (else nothing is cut or removed: no pass over the rows)
         ctes.append(
@@ -220,16 +238,19 @@ def per_query_sql(
         )
     if policy.judged_only:
         kept = f"SELECT query_id, jl, rank0 FROM ({labelled}) AS l WHERE rank0 <= {cut} AND jl IS NOT NULL"
+    elif one_window:
+        kept = "SELECT * FROM ranked0" + (f" WHERE rank0 <= {depth}" if depth < big else "")
     else:
         kept = labelled.replace(" FROM ranked0 ", f" FROM (SELECT * FROM ranked0 WHERE rank0 <= {depth}) AS ranked0 ")
     rank = "ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY rank0)" if policy.judged_only else "rank0"
-    ctes.append(f"ranked1 AS (SELECT query_id, jl, {rank} AS rnk FROM ({kept}) AS k)")
+    counts_kept = "".join(f", cum{i}" for i in range(len(thresholds))) if one_window else ""
+    ctes.append(f"ranked1 AS (SELECT query_id, jl, {rank} AS rnk{counts_kept} FROM ({kept}) AS k)")
     rprec = any(m.family.name == "Rprec" for m in measures)
     cum = "OVER (PARTITION BY ranked1.query_id ORDER BY rnk ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     cols = ["ranked1.query_id AS query_id", "jl", "rnk"]
     for i, t in enumerate(thresholds):
         cols.append(f"CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END AS rel{i}")
-        cols.append(f"SUM(CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END) {cum} AS cum{i}")
+        cols.append(f"ranked1.cum{i} AS cum{i}" if one_window else f"SUM(CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END) {cum} AS cum{i}")
         cols.append(f"qq.big_r{i} AS big_r{i}" if rprec else f"0 AS big_r{i}")
     join = " JOIN qq ON ranked1.query_id = qq.query_id" if rprec else ""  # (R per row: Rprec's depth)
     ctes.append(f"ranked AS (SELECT {', '.join(cols)} FROM ranked1{join})")
