@@ -80,3 +80,33 @@ def test_nan_is_found_even_where_parquet_statistics_leave_it_out(tmp_path: Path)
     with pytest.raises(FormatError, match="score is NaN"):
         check_inputs(con, run, qrels, EvalPolicy())
     assert isinstance(con, duckdb.DuckDBPyConnection)
+
+
+def test_a_duplicate_below_every_cutoff_is_refused_as_in_memory(tmp_path: Path) -> None:
+    # the measures look 2 deep; the duplicate is at ranks 5 and 6 of 6: the checks see the whole run
+    docs = ["a", "b", "c", "d", "e", "e"]
+    pq.write_table(pa.table({"query_id": ["q1"] * 6, "doc_id": docs, "score": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]}), tmp_path / "r.parquet")
+    (tmp_path / "q.qrels").write_text("q1 0 a 1\n")
+    args = [str(tmp_path / "q.qrels"), str(tmp_path / "r.parquet"), "-m", "nDCG@2", "P@1"]
+    memory = corpus._run(["eval", *args, "--no-stream"])
+    duck = corpus._run(["eval", *args, "--engine", "duckdb"])
+    assert duck == memory and memory[0] == 2
+    assert "r.parquet:6: document 'e' appears twice for query 'q1'" in memory[2]
+
+
+def test_two_pairs_of_one_hash_are_told_apart_from_a_duplicate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the checks count distinct hashes; a key under which every pair of a query collides makes them suspect
+    # duplicates everywhere: the exact query finds none and the evaluation goes on, with the reference's values
+    import ranklens.duckdb
+    import ranklens.duckdb.engine
+    from ranklens.engine.evaluator import Evaluator
+
+    monkeypatch.setattr(ranklens.duckdb.engine, "PAIR_KEY", "hash(query_id)")
+    pq.write_table(pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 1.0]}), tmp_path / "r.parquet")
+    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": pa.array([1, 2], pa.int32())}), tmp_path / "q.parquet")
+    res = ranklens.duckdb.evaluate(str(tmp_path / "r.parquet"), str(tmp_path / "q.parquet"), ["nDCG@2"], warn=False)
+    ref = Evaluator(["nDCG@2"], {"q1": {"a": 1, "b": 2}})({"q1": {"a": 1.0, "b": 2.0}, "q2": {"a": 1.0}}, warn=False)
+    assert res.per_query("nDCG@2") == pytest.approx(ref.per_query("nDCG@2"), abs=1e-12)
+    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "score": [1.0, 2.0]}), tmp_path / "r.parquet")
+    with pytest.raises(ranklens.errors.DuplicateError, match="document 'a' appears twice for query 'q1'"):
+        ranklens.duckdb.evaluate(str(tmp_path / "r.parquet"), str(tmp_path / "q.parquet"), ["nDCG@2"], warn=False)

@@ -127,3 +127,43 @@ def test_nothing_evaluated_is_an_error_never_nan() -> None:
 def test_what_it_does_not_express_is_declined_with_the_reason(measures, policy, reason) -> None:
     with pytest.raises(InputError, match="the DuckDB engine declines: .*" + reason.replace("(", r"\(").replace(")", r"\)")):
         ranklens.duckdb.evaluate({"q1": {"a": 1.0}}, {"q1": {"a": 1}}, measures, policy=policy)
+
+
+CUT_MEASURES = ["nDCG@5", "nDCG(gain=exp)@10", "DCG@3", "P@5", "R@10", "AP@5", "RR@3", "Success@3", "Judged@5", "Judged@20"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
+def test_measures_with_cutoffs_only_keep_a_top_k_with_the_same_values_and_notes(seed: int, policy: EvalPolicy, tmp_path: Path) -> None:
+    # every measure with a cutoff: the engine ranks only the rows at or above each query's k-th best score (one
+    # aggregate), -M's counts from the rows per query; the values, queries and notes (truncated rows included)
+    # are the reference's
+    from ranklens.measures import parse_many
+
+    qrels, run = sql_cases.collection(200 + seed)
+    ms = parse_many(CUT_MEASURES, rel_level=policy.rel_level)
+    ref = Evaluator(ms, qrels, policy=policy)(run, warn=False)
+    r, q = _inputs("parquet", qrels, run, tmp_path)
+    _same(ranklens.duckdb.evaluate(r, q, ms, policy=policy, warn=False), ref)
+
+
+def test_threads_are_duckdbs_and_change_no_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ranklens.duckdb.runtime as runtime
+
+    qrels, run = sql_cases.collection(7)
+    ms = sql_cases.measures()
+    ref = Evaluator(ms, qrels)(run, warn=False)
+    seen: list[int] = []
+    connect = runtime.connect
+
+    def spy(memory_limit=None, threads=None):
+        con = connect(memory_limit, threads)
+        seen.append(runtime.run(con, "SELECT current_setting('threads')")[0][0])
+        return con
+
+    monkeypatch.setattr("ranklens.duckdb.files.connect", spy)
+    _same(ranklens.duckdb.evaluate(run, qrels, ms, threads=1, warn=False, name="run"), ref)
+    assert seen == [1]
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(InputError, match=f"threads must be a positive whole number; got {bad!r}"):
+            ranklens.duckdb.evaluate(run, qrels, ms, threads=bad, warn=False)

@@ -43,12 +43,16 @@ def _check(rows: list, res, ms) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
-def test_the_formulation_executed_on_duckdb_equals_the_reference(seed: int, policy: EvalPolicy) -> None:
+@pytest.mark.parametrize("top", ["window", "aggregate"])
+def test_the_formulation_executed_on_duckdb_equals_the_reference(seed: int, policy: EvalPolicy, top: str) -> None:
     qrels, run = sql_cases.collection(seed)
     ms = sql_cases.measures(policy)
     res = Evaluator(ms, qrels, policy=policy)(run, warn=False)
     con = _connection(qrels, run)
-    _check(con.execute(values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t")).fetchall(), res, ms)
+    text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t", top=top)
+    # (every row ranked: the aggregate form ranks and counts in one window, except under -J)
+    assert ("ORDER BY rnk ROWS BETWEEN" in text) is (top == "window" or policy.judged_only)  # (the second sort)
+    _check(con.execute(text).fetchall(), res, ms)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -105,11 +109,24 @@ CUT_MEASURES = ["nDCG@5", "nDCG(gain=exp)@10", "DCG@3", "P@5", "R@10", "AP@5", "
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("policy", sql_cases.POLICIES, ids=lambda p: repr(p.options() | {"rel": p.rel_level}))
-def test_only_cutoffs_keep_a_top_k_per_query_with_the_same_values(seed: int, policy: EvalPolicy) -> None:
+@pytest.mark.parametrize("top", ["window", "aggregate"])
+def test_only_cutoffs_keep_a_top_k_per_query_with_the_same_values(seed: int, policy: EvalPolicy, top: str) -> None:
     qrels, run = sql_cases.collection(50 + seed)
     ms = parse_many(CUT_MEASURES, rel_level=policy.rel_level)
-    text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t")
+    text = values_sql(ms, policy, run_table="run_t", qrels_table="qrels_t", top=top)
     depth = 20 if policy.max_docs is None else min(20, policy.max_docs)
     assert (f"WHERE rank0 <= {depth})" in text) is (not policy.judged_only)  # (-J ranks again after dropping: no cut)
+    assert (f"MAX(score, {depth})" in text) is (top == "aggregate" and not policy.judged_only)  # (the k-th best score)
+    assert ("MAX(label, 10)" in text) is (top == "aggregate")  # (the ideal's best labels: nDCG's largest cutoff)
     res = Evaluator(ms, qrels, policy=policy)(run, warn=False)
     _check(_connection(qrels, run).execute(text).fetchall(), res, ms)
+
+
+def test_the_aggregate_top_orders_ties_and_signed_zeros_as_the_window() -> None:
+    # -0.0 and 0.0 tie (trec_eval compares them equal): ids descending bytewise, d10 > d1 > d09; only d09 relevant
+    qrels = {"q": {"d09": 1}}
+    run = {"q": {"d1": 0.0, "d10": -0.0, "d09": 0.0, "e": 1.0, "f": float("-inf")}}
+    con = _connection(qrels, run)
+    for top in ("window", "aggregate"):
+        rows = con.execute(values_sql(parse_many(["RR@5", "P@4"]), run_table="run_t", qrels_table="qrels_t", top=top)).fetchall()
+        assert sorted(rows) == [("all", "P@4", 0.25), ("all", "RR@5", 0.25), ("q", "P@4", 0.25), ("q", "RR@5", 0.25)], top

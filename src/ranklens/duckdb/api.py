@@ -19,6 +19,7 @@ def evaluate(
     *,
     policy: EvalPolicy | None = None,
     memory_limit: str | None = None,
+    threads: int | None = None,
     name: str | None = None,
     warn: bool = True,
 ) -> Results:
@@ -33,6 +34,7 @@ def evaluate(
         policy: the :class:`~ranklens.engine.policy.EvalPolicy` (missing queries, negative labels, ``-J``,
             ``-M``, ``rel_level``, labels, formats and column maps).
         memory_limit: DuckDB's memory limit (``"4GB"``), spilling beyond it.
+        threads: DuckDB's threads (default: one per core).
         name: the run's name (default: its TREC tag or file stem, else ``"run"``).
         warn: warn once per note, as the Evaluator does.
 
@@ -57,7 +59,7 @@ def evaluate(
     reason = duckdb_declines(list(probe(measures, policy).measures), policy)
     if reason is not None:
         raise InputError(f"the DuckDB engine declines: {reason}")
-    (res,) = evaluate_run_paths(qrels, [run], measures, policy, memory_limit=memory_limit, names=[name])
+    (res,) = evaluate_run_paths(qrels, [run], measures, policy, memory_limit=memory_limit, threads=threads, names=[name])
     if warn:
         warn_notes(res.notes, f"{res.run}: ")
     return res

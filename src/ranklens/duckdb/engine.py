@@ -22,7 +22,10 @@ from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import DuplicateError, FormatError, InputError, QuerySetError
 from ranklens.results.core import Results, assemble
 
-__all__ = ["check_inputs", "evaluate_inputs", "probe"]
+__all__ = ["PAIR_KEY", "check_inputs", "evaluate_inputs", "probe"]
+
+#: what the input checks count distinct values of, one per (query, document) pair: its 64-bit hash
+PAIR_KEY = "hash(query_id, doc_id)"
 
 
 def probe(measures: Any, policy: EvalPolicy) -> Evaluator:
@@ -54,8 +57,10 @@ def check_inputs(con: Any, run: Input, qrels: Input, policy: EvalPolicy, *, dupl
     integer = (policy.labels or "int") == "int"
     nan = "(NOT isfinite({0}) AND NOT isinf({0}))"  # (not isnan(): DuckDB prunes it with Parquet statistics)
     ids = "query_id IS NULL OR doc_id IS NULL OR query_id = '' OR doc_id = ''"
-    # distinct pairs in the same pass as the row checks (fewer than the rows: a duplicate, named by a second query)
-    distinct = "COUNT(DISTINCT (query_id, doc_id))" if duplicates else "COUNT(*)"
+    # distinct pairs in the same pass as the row checks, counted by their 64-bit hashes (a hash table of integers,
+    # not of string pairs): fewer than the rows is a duplicate or, rarely, two pairs of one hash, which the second
+    # query (exact, by the pairs themselves) tells apart
+    distinct = f"COUNT(DISTINCT {PAIR_KEY})" if duplicates else "COUNT(*)"
     if not run.checked:
         with duckdb_errors(run.source):
             n, bad_ids, bad_scores, pairs = _first(fetch(con,
@@ -105,6 +110,8 @@ def check_inputs(con: Any, run: Input, qrels: Input, policy: EvalPolicy, *, dupl
 
 
 def _duplicates(con: Any, inp: Input, verb: str, advice: str) -> None:
+    """The duplicates of ``inp`` refused (the first pair in byte order named, the others counted); none found
+    (two pairs of one hash): nothing."""
     with duckdb_errors(inp.source):
         row = _first(fetch(con,
             f"SELECT COUNT(*), SUM(c - 1), MIN(query_id || chr(0) || doc_id) FROM (SELECT query_id, doc_id, COUNT(*) AS c "
@@ -125,7 +132,7 @@ def evaluate_inputs(
 
     ev = probe(measures, policy)
     check_inputs(con, run, qrels, policy)
-    text = per_query_sql(ev.measures, policy, run_table=run.view, qrels_table=qrels.view)
+    text = per_query_sql(ev.measures, policy, run_table=run.view, qrels_table=qrels.view, top="aggregate")
     with duckdb_errors(run.source):
         # (numpy from DuckDB itself, no NULL: pyarrow's to_numpy imports pandas, a second of start-up)
         cols = con.sql(f"SELECT * REPLACE (COALESCE(n_run, -1) AS n_run) FROM ({text}) AS v").fetchnumpy()

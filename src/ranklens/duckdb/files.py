@@ -22,13 +22,15 @@ def evaluate_run_paths(
     policy: EvalPolicy | None = None,
     *,
     memory_limit: str | None = None,
+    threads: int | None = None,
     require_shared: bool = False,
     on_note: Callable[[str], None] | None = None,
     names: Sequence[str | None] | None = None,
 ) -> list[Results]:
     """The Results of every run of ``runs`` on DuckDB, the qrels read once: each named by its TREC tag (or
     its file stem) and holding its own notes, as the in-memory engine's Results of a file are. ``on_note``
-    gets the qrels' notes (``"QRELS: note"``). ``require_shared``: a run sharing no query with the qrels is an
+    gets the qrels' notes (``"QRELS: note"``). ``memory_limit``, ``threads``: DuckDB's (default: 80% of the
+    memory, every core). ``require_shared``: a run sharing no query with the qrels is an
     :class:`~ranklens.errors.InputError` under any policy (the gate's rule).
 
     >>> evaluate_run_paths("qrels.txt", ["bm25.run"], ["nDCG@10"])[0]["nDCG@10"]  # doctest: +SKIP
@@ -36,7 +38,7 @@ def evaluate_run_paths(
     """
     policy = policy if policy is not None else EvalPolicy()
     ev = probe(measures, policy)  # (bad measures or policy: refused before anything is read)
-    con = connect(memory_limit)
+    con = connect(memory_limit, threads)
     try:
         q = read_input(con, qrels, "qrels", policy, "qrels_0")
         for note in q.notes if on_note else ():

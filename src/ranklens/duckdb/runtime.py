@@ -48,7 +48,9 @@ def connect(memory_limit: str | None = None, threads: int | None = None) -> Any:
         with duckdb_errors("--memory-limit"):
             run(con, f"SET memory_limit = '{memory_limit.strip()}'")
     if threads is not None:
-        run(con, f"SET threads = {int(threads)}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InputError(f"threads must be a positive whole number; got {threads!r}")
+        run(con, f"SET threads = {threads}")
     return con
 
 

@@ -139,15 +139,33 @@ def _ratio(num: str, den: str) -> str:
 
 
 def per_query_sql(
-    measures: Sequence[Measure], policy: EvalPolicy | None = None, *, run_table: str = "run", qrels_table: str = "qrels"
+    measures: Sequence[Measure], policy: EvalPolicy | None = None, *, run_table: str = "run", qrels_table: str = "qrels",
+    top: str = "window",
 ) -> str:
     """One query (DuckDB's dialect) giving a row per query of either input: ``query_id, n_run`` (its run rows,
     NULL when only the qrels have it), ``in_qrels`` (1/0), ``truncated``, ``removed`` (rows cut by ``-M``,
     dropped by ``-J``), ``evaluated`` (1: it counts in the mean) and ``m0 … m{n-1}``, the measures' values.
 
     ``run_table`` has columns ``query_id, doc_id, score``; ``qrels_table`` ``query_id, doc_id, relevance``.
-    The inputs are not checked here (ids, NaN, duplicates: the engine checks them first).
+    The inputs are not checked here (ids, NaN, duplicates: the engine checks them first; the ``aggregate``
+    top needs a query's document ids distinct).
+
+    ``top``: how a ranking bounded by the cutoffs (every measure has one, no ``-J``, no Rprec) is kept:
+    ``"window"`` (portable: ``ROW_NUMBER()`` over every run row, a sort of them all) or ``"aggregate"``
+    (DuckDB only: each query's k-th best score by ``MAX(score, k)``, a hash aggregate, and the window over the
+    rows at or above it only — ties at the k-th score included, so the order is the window's —; the ideal's
+    best k labels by ``MAX(label, k)``); the values are the same. A ranking not bounded (no ``-J``) is, with
+    ``"aggregate"``, one window over the run joined to the labels: the rank and the running relevant counts
+    (AP) from one sort, where the portable text sorts again by rank.
+
+    >>> from ranklens.measures import parse_many
+    >>> "MAX(score, 10)" in per_query_sql(parse_many(["nDCG@10"]), top="aggregate")
+    True
+    >>> "MAX(score, " in per_query_sql(parse_many(["nDCG"]), top="aggregate")  # (no cutoff: every row is ranked)
+    False
     """
+    if top not in ("window", "aggregate"):
+        raise ValueError(f"top must be 'window' or 'aggregate'; got {top!r}")
     from ranklens.engine.policy import EvalPolicy
 
     policy = policy if policy is not None else EvalPolicy()
@@ -157,48 +175,82 @@ def per_query_sql(
     thresholds = sorted({float(m.get("rel")) for m in measures if "rel" in {p.name for p in m.family.all_params}})
     big = 2**31 - 1
     cut = policy.max_docs if policy.max_docs is not None else big
+    # the depth that matters: without -J, a ranking beyond the largest cutoff changes no value when every
+    # measure has one (Rprec looks R deep): a top k per query is kept, and the labels of those joined
+    depths = [m.cutoff for m in measures]
+    bounded = not policy.judged_only and all(d is not None for d in depths) and not any(m.family.name == "Rprec" for m in measures)
+    depth = min(cut, max(d for d in depths if d is not None)) if bounded else cut
+    by_aggregate = bounded and top == "aggregate"
+    # (DuckDB, every row ranked, no -J: the labels joined first, the rank and the running relevant counts of one
+    # window — one sort of the run, not a second one by rank for the running counts)
+    one_window = top == "aggregate" and not bounded and not policy.judged_only
+    win = "PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC"
+    # (DuckDB would materialise q0, read three times, into a buffer: a scan of the qrels is cheaper)
     ctes = [
-        f"q0 AS (SELECT CAST(query_id AS VARCHAR) AS query_id, CAST(doc_id AS VARCHAR) AS doc_id, {label} AS label FROM {qrels_table})",
+        f"q0 AS {'NOT MATERIALIZED ' if top == 'aggregate' else ''}(SELECT CAST(query_id AS VARCHAR) AS query_id, CAST(doc_id AS VARCHAR) AS doc_id, {label} AS label FROM {qrels_table})",
         f"r0 AS (SELECT CAST(query_id AS VARCHAR) AS query_id, CAST(doc_id AS VARCHAR) AS doc_id, CAST(score AS DOUBLE) AS score FROM {run_table})",
         "qq AS (SELECT query_id, "
         + ", ".join([f"SUM(CASE WHEN label >= {_d(0)} AND label >= {_d(t)} THEN 1 ELSE 0 END) AS big_r{i}" for i, t in enumerate(thresholds)] + ["COUNT(*) AS n_qrels"])
         + " FROM q0 GROUP BY query_id)",
-        # every run row ranked once (the run-only queries too: they are never evaluated, and a join to the
-        # qrels' queries first would cost a pass over the run); each query's row count from the same window
-        "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
-        "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0, "
-        "COUNT(*) OVER (PARTITION BY r0.query_id) AS n_run FROM r0)",
-        "rq AS (SELECT query_id, n_run FROM ranked0 WHERE rank0 = 1)",
     ]
+    if by_aggregate:  # (each query's `depth`-th best score by one hash aggregate; only the rows at or above it,
+        # ties included, are ranked by the window: a sort of about `depth` rows per query, not of every row)
+        ctes += [
+            f"rq AS (SELECT query_id, COUNT(*) AS n_run, MAX(score, {depth})[-1] AS kth FROM r0 GROUP BY query_id)",
+            "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
+            "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0 "
+            "FROM r0 JOIN rq ON r0.query_id = rq.query_id WHERE r0.score >= rq.kth)",
+        ]
+    elif one_window:
+        ctes += [
+            "rq AS (SELECT query_id, COUNT(*) AS n_run FROM r0 GROUP BY query_id)",
+            f"ranked0 AS (SELECT r0.query_id AS query_id, CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, "
+            f"ROW_NUMBER() OVER ({win}) AS rank0"
+            + "".join(
+                f", SUM(CASE WHEN q0.label >= {_d(0)} AND q0.label >= {_d(t)} THEN 1 ELSE 0 END) "
+                f"OVER ({win} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum{i}"
+                for i, t in enumerate(thresholds)
+            )
+            + " FROM r0 LEFT JOIN q0 ON r0.query_id = q0.query_id AND r0.doc_id = q0.doc_id)",
+        ]
+    else:
+        ctes += [
+            # every run row ranked once (the run-only queries too: they are never evaluated, and a join to the
+            # qrels' queries first would cost a pass over the run); each query's row count from the same window
+            "ranked0 AS (SELECT r0.query_id AS query_id, r0.doc_id AS doc_id, "
+            "ROW_NUMBER() OVER (PARTITION BY r0.query_id ORDER BY r0.score DESC, r0.doc_id DESC) AS rank0, "
+            "COUNT(*) OVER (PARTITION BY r0.query_id) AS n_run FROM r0)",
+            "rq AS (SELECT query_id, n_run FROM ranked0 WHERE rank0 = 1)",
+        ]
     labelled = (
         f"SELECT ranked0.query_id AS query_id, CASE WHEN q0.label >= {_d(0)} THEN q0.label END AS jl, rank0 FROM ranked0 "
         "LEFT JOIN q0 ON ranked0.query_id = q0.query_id AND ranked0.doc_id = q0.doc_id"
     )
     counted = policy.max_docs is not None or policy.judged_only
-    if counted:  # (else nothing is cut or removed: no pass over the rows)
+    if counted and (by_aggregate or one_window):  # (no -J: -M cuts what is beyond it, nothing is removed)
+        ctes.append(f"counts AS (SELECT query_id, GREATEST(n_run - {cut}, 0) AS truncated, 0 AS removed FROM rq)")
+    elif counted:  # (else nothing is cut or removed: no pass over the rows)
         ctes.append(
             "counts AS (SELECT query_id, "
             f"SUM(CASE WHEN rank0 > {cut} THEN 1 ELSE 0 END) AS truncated, "
             + (f"SUM(CASE WHEN jl IS NULL AND rank0 <= {cut} THEN 1 ELSE 0 END)" if policy.judged_only else "0")
             + f" AS removed FROM ({labelled}) AS l GROUP BY query_id)"
         )
-    # the depth that matters: without -J, a ranking beyond the largest cutoff changes no value when every
-    # measure has one (Rprec looks R deep): DuckDB then keeps a top k per query, and joins the labels of those
-    depths = [m.cutoff for m in measures]
-    if not policy.judged_only and all(d is not None for d in depths) and not any(m.family.name == "Rprec" for m in measures):
-        cut = min(cut, max(d for d in depths if d is not None))
     if policy.judged_only:
         kept = f"SELECT query_id, jl, rank0 FROM ({labelled}) AS l WHERE rank0 <= {cut} AND jl IS NOT NULL"
+    elif one_window:
+        kept = "SELECT * FROM ranked0" + (f" WHERE rank0 <= {depth}" if depth < big else "")
     else:
-        kept = labelled.replace(" FROM ranked0 ", f" FROM (SELECT * FROM ranked0 WHERE rank0 <= {cut}) AS ranked0 ")
+        kept = labelled.replace(" FROM ranked0 ", f" FROM (SELECT * FROM ranked0 WHERE rank0 <= {depth}) AS ranked0 ")
     rank = "ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY rank0)" if policy.judged_only else "rank0"
-    ctes.append(f"ranked1 AS (SELECT query_id, jl, {rank} AS rnk FROM ({kept}) AS k)")
+    counts_kept = "".join(f", cum{i}" for i in range(len(thresholds))) if one_window else ""
+    ctes.append(f"ranked1 AS (SELECT query_id, jl, {rank} AS rnk{counts_kept} FROM ({kept}) AS k)")
     rprec = any(m.family.name == "Rprec" for m in measures)
     cum = "OVER (PARTITION BY ranked1.query_id ORDER BY rnk ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     cols = ["ranked1.query_id AS query_id", "jl", "rnk"]
     for i, t in enumerate(thresholds):
         cols.append(f"CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END AS rel{i}")
-        cols.append(f"SUM(CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END) {cum} AS cum{i}")
+        cols.append(f"ranked1.cum{i} AS cum{i}" if one_window else f"SUM(CASE WHEN jl >= {_d(t)} THEN 1 ELSE 0 END) {cum} AS cum{i}")
         cols.append(f"qq.big_r{i} AS big_r{i}" if rprec else f"0 AS big_r{i}")
     join = " JOIN qq ON ranked1.query_id = qq.query_id" if rprec else ""  # (R per row: Rprec's depth)
     ctes.append(f"ranked AS (SELECT {', '.join(cols)} FROM ranked1{join})")
@@ -209,10 +261,10 @@ def per_query_sql(
     finals: list[str] = []
     for j, m in enumerate(measures):
         k = m.cutoff
-        top = f"rnk <= {k}" if k is not None else "1 = 1"
+        within = f"rnk <= {k}" if k is not None else "1 = 1"
         fam = m.family.name
         if fam in ("nDCG", "DCG"):
-            row_aggs.append(f"SUM(CASE WHEN {top} THEN ({_gain('jl', m.get('gain'))}) / {disc} ELSE {_d(0)} END) AS dcg{j}")
+            row_aggs.append(f"SUM(CASE WHEN {within} THEN ({_gain('jl', m.get('gain'))}) / {disc} ELSE {_d(0)} END) AS dcg{j}")
             dcg = f"COALESCE(pr.dcg{j}, {_d(0)})"
             if fam == "DCG":
                 finals.append(f"{dcg} AS m{j}")
@@ -224,7 +276,7 @@ def per_query_sql(
             finals.append(f"CASE WHEN {idcg} > {_d(0)} THEN {dcg} / {idcg} ELSE {_d(0)} END AS m{j}")
             continue
         if fam == "Judged":
-            row_aggs.append(f"SUM(CASE WHEN {top} AND jl IS NOT NULL THEN 1 ELSE 0 END) AS n{j}")
+            row_aggs.append(f"SUM(CASE WHEN {within} AND jl IS NOT NULL THEN 1 ELSE 0 END) AS n{j}")
             shown = "COALESCE(pr.n_ranked, 0)" if k is None else f"LEAST(COALESCE(pr.n_ranked, 0), {k})"
             finals.append(f"{_ratio(f'COALESCE(pr.n{j}, 0)', shown)} AS m{j}")
             continue
@@ -234,7 +286,7 @@ def per_query_sql(
             row_aggs.append(f"SUM(CASE WHEN rnk <= big_r{i} THEN rel{i} ELSE 0 END) AS n{j}")
             finals.append(f"{_ratio(f'COALESCE(pr.n{j}, 0)', big_r)} AS m{j}")
         elif fam in ("P", "R", "Success"):
-            row_aggs.append(f"SUM(CASE WHEN {top} THEN rel{i} ELSE 0 END) AS n{j}")
+            row_aggs.append(f"SUM(CASE WHEN {within} THEN rel{i} ELSE 0 END) AS n{j}")
             n = f"COALESCE(pr.n{j}, 0)"
             if fam == "P":
                 finals.append(f"CAST({n} AS DOUBLE) / {_d(k)} AS m{j}")
@@ -243,18 +295,26 @@ def per_query_sql(
             else:
                 finals.append(f"CASE WHEN {n} > 0 THEN {_d(1)} ELSE {_d(0)} END AS m{j}")
         elif fam == "RR":
-            row_aggs.append(f"MIN(CASE WHEN {top} AND rel{i} = 1 THEN rnk END) AS first{j}")
+            row_aggs.append(f"MIN(CASE WHEN {within} AND rel{i} = 1 THEN rnk END) AS first{j}")
             finals.append(f"CASE WHEN pr.first{j} IS NULL THEN {_d(0)} ELSE {_d(1)} / CAST(pr.first{j} AS DOUBLE) END AS m{j}")
         else:  # AP
             row_aggs.append(
-                f"SUM(CASE WHEN {top} AND rel{i} = 1 THEN CAST(cum{i} AS DOUBLE) / CAST(rnk AS DOUBLE) ELSE {_d(0)} END) AS ap{j}"
+                f"SUM(CASE WHEN {within} AND rel{i} = 1 THEN CAST(cum{i} AS DOUBLE) / CAST(rnk AS DOUBLE) ELSE {_d(0)} END) AS ap{j}"
             )
             finals.append(f"{_ratio(f'COALESCE(pr.ap{j}, {_d(0)})', big_r)} AS m{j}")
     ctes.append(f"pr AS (SELECT query_id, {', '.join(row_aggs)} FROM ranked GROUP BY query_id)")
-    ctes.append(
-        "ideal AS (SELECT query_id, label, ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY label DESC) AS irank "
-        f"FROM q0 WHERE label > {_d(0)})"
-    )
+    ideal_depths = [m.cutoff for m in measures if m.family.name == "nDCG"]
+    if top == "aggregate" and ideal_depths and all(d is not None for d in ideal_depths):  # (the best k labels)
+        ctes.append(
+            "ideal AS (SELECT query_id, UNNEST(top_labels) AS label, GENERATE_SUBSCRIPTS(top_labels, 1) AS irank FROM "
+            f"(SELECT query_id, MAX(label, {max(d for d in ideal_depths if d is not None)}) AS top_labels FROM q0 "
+            f"WHERE label > {_d(0)} GROUP BY query_id) AS t)"
+        )
+    else:
+        ctes.append(
+            "ideal AS (SELECT query_id, label, ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY label DESC) AS irank "
+            f"FROM q0 WHERE label > {_d(0)})"
+        )
     ctes.append(f"ig AS (SELECT query_id, {', '.join(ideal_aggs + ['COUNT(*) AS n_ideal'])} FROM ideal GROUP BY query_id)")
     ctes.append(
         "queries AS (SELECT COALESCE(rq.query_id, qq.query_id) AS query_id, rq.n_run AS n_run, "
@@ -275,7 +335,8 @@ def per_query_sql(
 
 
 def values_sql(
-    measures: Sequence[Measure], policy: EvalPolicy | None = None, *, run_table: str = "run", qrels_table: str = "qrels"
+    measures: Sequence[Measure], policy: EvalPolicy | None = None, *, run_table: str = "run", qrels_table: str = "qrels",
+    top: str = "window",
 ) -> str:
     """One query (DuckDB's dialect) returning ``query_id, measure, value``: a row per evaluated query and
     measure, and the mean over them as ``query_id = 'all'``.
@@ -288,7 +349,7 @@ def values_sql(
     >>> con.execute(values_sql(parse_many(["RR"])) + " ORDER BY 1").fetchall()
     [('all', 'RR', 0.5), ('q1', 'RR', 0.5)]
     """
-    inner = per_query_sql(measures, policy, run_table=run_table, qrels_table=qrels_table)
+    inner = per_query_sql(measures, policy, run_table=run_table, qrels_table=qrels_table, top=top)
     head, select = inner.rsplit("\n", 1)
     names = [str(m).replace("'", "''") for m in measures]
     long = " UNION ALL ".join(f"SELECT query_id, '{name}' AS measure, m{j} AS value FROM wide WHERE evaluated = 1" for j, name in enumerate(names))
