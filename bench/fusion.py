@@ -117,14 +117,16 @@ def worker(args: argparse.Namespace) -> None:
 
         out["rss_loaded_mb"] = peak_rss_mb()
         out["phase"] = "fusing"
-        times = []
+        times, cpu = [], []
         for _ in range(args.repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             got = call()
             times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
             if _ + 1 < args.repeat:
                 del got
         out["seconds"] = min(times)
+        out["cpu_seconds"] = min(cpu)
         out["peak_rss_mb"] = peak_rss_mb()
         if args.dump:
             write_fused(got, args.worker, Path(args.dump))
@@ -216,7 +218,8 @@ def show(result: dict[str, object]) -> str:
     if "error" in result:
         peak = f", peak RSS {result['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in result else ""
         return f"{result['error']} (process {result['process_wall_s']:.0f} s{peak})"
-    return f"{result['seconds']:8.3f} s  peak RSS {result['peak_rss_mb']:7.0f} MB"
+    cpu = f" (CPU {result['cpu_seconds']:.3f} s)" if "cpu_seconds" in result else ""
+    return f"{result['seconds']:8.3f} s{cpu}  peak RSS {result['peak_rss_mb']:7.0f} MB"
 
 
 def main() -> None:
@@ -253,6 +256,8 @@ def main() -> None:
             ours, theirs = results.get("ranklens", {}), results.get("ranx", {})
             if "seconds" in ours and "seconds" in theirs and "error" not in ours and "error" not in theirs:
                 line = f"{queries:6d} {method:5s} ratio {float(theirs['seconds']) / float(ours['seconds']):.1f}× (ranx / ranklens)"  # type: ignore[arg-type]
+                if "cpu_seconds" in ours and "cpu_seconds" in theirs:
+                    line += f", CPU time {float(theirs['cpu_seconds']) / float(ours['cpu_seconds']):.1f}×"  # type: ignore[arg-type]
                 if args.check:
                     line += f"  max score difference {max_difference(data / f'fused_{queries}_{method}_ranx.parquet', data / f'fused_{queries}_{method}_ranklens.parquet'):.1e}"
                 print(line, flush=True)

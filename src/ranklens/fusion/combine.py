@@ -76,16 +76,12 @@ def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
     bounds = aligned.bounds
     scores = aligned.scores
     if canonical is not None:  # (the rank-based normalisations read the ranks of the scores as given)
-        given = rank_within(aligned.query, aligned.doc, scores) if canonical in ("rank", "borda") else scores
+        rank_based = canonical in ("rank", "borda")
+        given = rank_within(aligned.query, aligned.doc, scores, aligned.rows) if rank_based else scores
         scores = normalise(scores, bounds, given, canonical)
-    present = ~np.isnan(scores)
-    sizes = np.diff(bounds)
-    retrieved = np.repeat(np.add.reduceat(present, bounds[:-1], axis=0), sizes, axis=0).astype(np.float64)
     frame = Frame(
         scores=scores,
-        ranker=lambda s: rank_within(aligned.query, aligned.doc, s),
-        candidates=np.repeat(sizes, sizes).astype(np.float64),
-        retrieved=retrieved,
+        ranker=lambda s: rank_within(aligned.query, aligned.doc, s, aligned.rows),
         bounds=bounds,
     )
     return Prepared(aligned, frame, canonical)
