@@ -22,7 +22,7 @@ from ranklens.data import Run
 from ranklens.data._arrow import from_numpy, to_numpy
 from ranklens.data._intern import intern_sorted
 
-__all__ = ["Aligned", "align", "rank_within"]
+__all__ = ["Aligned", "align", "rank_column", "rank_within"]
 
 _MAX_PAD = 2  # the per-query sort pads every query to the longest; beyond 2× the rows (+ a constant) it sorts globally
 
@@ -88,10 +88,8 @@ def align(runs: Sequence[Run]) -> Aligned:
     dcodes, dvocab = _union([d for d, _ in encoded], [c for _, c in encoded])
     del encoded
     ndocs = max(len(dvocab), 1)
-    keys = [q.astype(np.int64) * ndocs + d for q, d in zip(qcodes, dcodes)]
-    del dcodes
-    unique, inverse = _unique(keys, len(qvocab) * ndocs)
-    del keys
+    unique, inverse = _unique([(q, d) for q, d in zip(qcodes, dcodes)], ndocs, len(qvocab) * ndocs)
+    del qcodes, dcodes
     scores = np.full((len(unique), len(runs)), np.nan, order="F")
     for i, r in enumerate(runs):
         scores[inverse[i], i] = r.score
@@ -131,28 +129,35 @@ def _union(vocabularies: list[pa.Array], codes: list[np.ndarray]) -> tuple[list[
     return out, vocab
 
 
-def _unique(keys: list[np.ndarray], cells: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The sorted distinct values of all ``keys`` (each in ``[0, cells)``) and, per array, the index of each of
-    its keys among them: through a table of the cells when it is no larger than a few times the keys (one
-    pass, no sort), else by sorting.
+def _unique(codes: list[tuple[np.ndarray, np.ndarray]], ndocs: int, cells: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted distinct keys ``query · ndocs + document`` of all (query codes, document codes) pairs (each in
+    ``[0, cells)``) and, per pair of arrays, the index of each of its keys among them: through a table of the
+    cells when it is no larger than a few times the keys (one pass, no sort; each run's keys computed when
+    needed, never all held at once), else by sorting.
 
-    >>> u, inv = _unique([np.array([5, 1]), np.array([5, 3])], 8)
+    >>> u, inv = _unique([(np.array([1, 0]), np.array([1, 1])), (np.array([1, 0]), np.array([1, 3]))], 4, 8)
     >>> u.tolist(), [i.tolist() for i in inv]
     ([1, 3, 5], [[2, 0], [2, 1]])
     """
-    total = sum(k.size for k in keys)
+    def keys(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+        k = q.astype(np.int64)
+        k *= ndocs
+        k += d
+        return k
+
+    total = sum(q.size for q, _ in codes)
     if cells > 4 * total + 1_000_000:
-        unique, inverse = np.unique(np.concatenate(keys), return_inverse=True)
-        bounds = np.cumsum([0] + [k.size for k in keys])
+        unique, inverse = np.unique(np.concatenate([keys(q, d) for q, d in codes]), return_inverse=True)
+        bounds = np.cumsum([0] + [q.size for q, _ in codes])
         return unique, [inverse[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
     seen = np.zeros(cells, dtype=bool)
-    for k in keys:
-        seen[k] = True
+    for q, d in codes:
+        seen[keys(q, d)] = True
     unique = np.flatnonzero(seen)
     index = np.cumsum(seen, dtype=np.int32 if unique.size < 2**31 else np.int64)
     del seen
     index -= 1
-    return unique, [index[k] for k in keys]
+    return unique, [index[keys(q, d)] for q, d in codes]
 
 
 def rank_within(
@@ -171,16 +176,26 @@ def rank_within(
     >>> rank_within(np.array([0, 0, 0]), np.array([0, 1, 2]), s, rows=[np.array([1, 0])]).tolist()
     [[2.0], [1.0], [nan]]
     """
-    ranks = np.full(scores.shape, np.nan, order="F")
+    ranks = np.empty(scores.shape, order="F")
     for i in range(scores.shape[1]):
-        column = scores[:, i]
-        present = np.flatnonzero(~np.isnan(column))
-        if i < len(rows) and len(rows[i]) == present.size:
-            own = _in_row_order(query, doc, column, rows[i])
-            if own is not None:
-                ranks[rows[i], i] = own
-                continue
-        ranks[present, i] = _group_ranks(query[present], doc[present], column[present])
+        ranks[:, i] = rank_column(query, doc, scores[:, i], rows[i] if i < len(rows) else None)
+    return ranks
+
+
+def rank_column(query: np.ndarray, doc: np.ndarray, column: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """One run's column of :func:`rank_within` (``rows``: the run's :attr:`Aligned.rows`, if known).
+
+    >>> rank_column(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([1.0, 2.0, np.nan])).tolist()
+    [2.0, 1.0, nan]
+    """
+    ranks = np.full(column.shape[0], np.nan)
+    present = np.flatnonzero(~np.isnan(column))
+    if rows is not None and len(rows) == present.size:
+        own = _in_row_order(query, doc, column, rows)
+        if own is not None:
+            ranks[rows] = own
+            return ranks
+    ranks[present] = _group_ranks(query[present], doc[present], column[present])
     return ranks
 
 
@@ -243,15 +258,18 @@ def _group_ranks(q: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
         table.ravel()[flat] = -s
     order = np.argsort(table, axis=1)
     ordered = np.take_along_axis(table, order, axis=1)
-    tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    equal = ordered[:, 1:] == ordered[:, :-1]
+    del ordered
     if flat is not None:  # (ties between padding cells do not count)
-        inside = np.arange(1, width)[None, :] < sizes[:, None]
-        tied = ((ordered[:, 1:] == ordered[:, :-1]) & inside).any(axis=1)
-    tied_rows = np.flatnonzero(tied)
+        equal &= np.arange(1, width)[None, :] < sizes[:, None]
+    tied_rows = np.flatnonzero(equal.any(axis=1))
+    del equal
     if tied_rows.size:
         order[tied_rows] = np.argsort(table[tied_rows], axis=1, kind="stable")
-    rank = np.empty(table.shape)
+    del table
+    rank = np.empty(order.shape)
     np.put_along_axis(rank, order, np.arange(1.0, width + 1.0)[None, :], axis=1)
+    del order
     return rank[:, ::-1].ravel() if flat is None else rank.ravel()[flat]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ranklens.data import Qrels, Run
 from ranklens.errors import InputError
-from ranklens.fusion.align import Aligned, align, rank_within
+from ranklens.fusion.align import Aligned, align, rank_column, rank_within
 from ranklens.fusion.methods import METHODS, Frame, Method
 from ranklens.fusion.normalise import check_norm, normalise
 from ranklens.fusion.trained import model_summary
@@ -42,7 +42,8 @@ class Fused:
 
 @dataclass(frozen=True, eq=False)
 class Prepared:
-    """Runs aligned and normalised once, ready to be fused with any weights and parameters."""
+    """Runs aligned and normalised once, ready to be fused with any weights and parameters (the scores are
+    normalised in place: ``aligned.scores`` is ``frame.scores``, so the matrix is held once)."""
 
     aligned: Aligned
     frame: Frame
@@ -78,11 +79,14 @@ def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
     if canonical is not None:  # (the rank-based normalisations read the ranks of the scores as given)
         rank_based = canonical in ("rank", "borda")
         given = rank_within(aligned.query, aligned.doc, scores, aligned.rows) if rank_based else scores
-        scores = normalise(scores, bounds, given, canonical)
+        scores = normalise(scores, bounds, given, canonical, out=scores)
     frame = Frame(
         scores=scores,
         ranker=lambda s: rank_within(aligned.query, aligned.doc, s, aligned.rows),
         bounds=bounds,
+        column_ranker=lambda i: rank_column(
+            aligned.query, aligned.doc, scores[:, i], aligned.rows[i] if i < len(aligned.rows) else None
+        ),
     )
     return Prepared(aligned, frame, canonical)
 

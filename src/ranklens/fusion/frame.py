@@ -26,6 +26,8 @@ class Frame:
     scores: np.ndarray
     ranker: Callable[[np.ndarray], np.ndarray]
     bounds: np.ndarray
+    #: one run's column of ``ranks`` (its index), so a method that reads each run's ranks once never holds them all
+    column_ranker: Callable[[int], np.ndarray] | None = None
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -59,7 +61,13 @@ class Frame:
     def by_rank(self, value: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """Σ over the retrieving runs of ``value(rank)`` (one run at a time: contiguous columns)."""
         out = np.zeros(self.scores.shape[0])
-        for i in range(self.scores.shape[1]):
-            present = self.present[:, i]
-            np.add(out, value(np.where(present, self.ranks[:, i], 1.0)), out=out, where=present)
+        with np.errstate(invalid="ignore"):  # (the ranks are NaN where a run lacks the candidate: not added)
+            for i in range(self.scores.shape[1]):
+                np.add(out, value(self.rank_column(i)), out=out, where=self.present[:, i])
         return out
+
+    def rank_column(self, i: int) -> np.ndarray:
+        """Run ``i``'s column of ``ranks`` (from the matrix if it was computed, else on its own)."""
+        if "ranks" in self.__dict__ or self.column_ranker is None:
+            return self.ranks[:, i]
+        return self.column_ranker(i)

@@ -113,9 +113,12 @@ def check_norm(name: str | None) -> str | None:
     return canonical
 
 
-def normalise(scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: str | None) -> np.ndarray:
+def normalise(
+    scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: str | None, *, out: np.ndarray | None = None
+) -> np.ndarray:
     """Normalise every run's scores per query; ``bounds`` as :attr:`Aligned.bounds`, ``ranks`` as
-    :func:`ranklens.fusion.align.rank_within`.
+    :func:`ranklens.fusion.align.rank_within`. ``out``: where to write them (``scores`` itself to normalise in
+    place: one run at a time, each run reading only its own column).
 
     >>> s = np.array([[3.0], [1.0], [np.nan]])
     >>> normalise(s, np.array([0, 3]), np.array([[1.0], [2.0], [np.nan]]), "min-max").tolist()
@@ -126,7 +129,8 @@ def normalise(scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: s
         return scores
     starts = bounds[:-1]
     sizes = np.diff(bounds)
-    out = np.empty(scores.shape, order="F")
+    if out is None:
+        out = np.empty(scores.shape, order="F")
     for i in range(scores.shape[1]):  # (one run at a time: contiguous columns, per-query reductions in 1-D)
         out[:, i] = NORMALISATIONS[canonical](
             np.ascontiguousarray(scores[:, i]), starts, sizes, np.ascontiguousarray(ranks[:, i])
