@@ -42,12 +42,15 @@ def generate(queries: int, docs: int, seed: int) -> tuple[np.ndarray, np.ndarray
     return query, doc.ravel(), score.ravel()
 
 
-def write_runs(data: Path, queries: int, docs: int) -> list[Path]:
-    """Write the three runs of one size as Parquet (once; reused when present)."""
+def write_runs(data: Path, queries: int, docs: int, row_order: str = "random") -> list[Path]:
+    """Write the three runs of one size as Parquet (once; reused when present). ``row_order``: ``random``
+    (each query's rows in random order) or ``trec`` (score descending, as retrieval systems and TREC run files
+    write them; the same rows, so ranx's work is the same)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    paths = [data / f"fusion_{queries}x{docs}_r{seed}.parquet" for seed in range(3)]
+    tag = "" if row_order == "random" else f"_{row_order}"
+    paths = [data / f"fusion_{queries}x{docs}{tag}_r{seed}.parquet" for seed in range(3)]
     if all(p.exists() for p in paths):
         return paths
     data.mkdir(parents=True, exist_ok=True)
@@ -55,6 +58,9 @@ def write_runs(data: Path, queries: int, docs: int) -> list[Path]:
     dids = np.array([f"d{i}" for i in range(int(docs * 1.5))])
     for seed, path in enumerate(paths):
         q, d, s = generate(queries, docs, seed)
+        if row_order == "trec":  # (scores are distinct floats: no tie to break by document id)
+            order = np.lexsort((-s, q))
+            q, d, s = q[order], d[order], s[order]
         table = pa.table({"query_id": pa.array(qids[q]), "doc_id": pa.array(dids[d]), "score": s})
         pq.write_table(table, path)
     return paths
@@ -265,6 +271,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--queries", default="1000", help="comma-separated sizes, e.g. 1000,3000,10000")
     parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument(
+        "--row-order", choices=("random", "trec"), default="random",
+        help="each query's rows in random order (default) or in trec order (score descending), as run files come",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--methods", default="rrf,wsum")
     parser.add_argument("--contenders", default="ranx,ranklens")
@@ -281,11 +291,11 @@ def main() -> None:
         return
     data = Path(args.data)
     print(
-        f"3 runs × queries × {args.docs} docs, min-max, best of {args.repeat}, each contender a fresh process capped at {args.cap_gb:g} GB",
+        f"3 runs × queries × {args.docs} docs ({args.row_order} row order), min-max, best of {args.repeat}, each contender a fresh process capped at {args.cap_gb:g} GB",
         flush=True,
     )
     for queries in (int(x) for x in args.queries.split(",")):
-        files = write_runs(data, queries, args.docs)
+        files = write_runs(data, queries, args.docs, args.row_order)
         for method in args.methods.split(","):
             results = {}
             for contender in args.contenders.split(","):

@@ -195,7 +195,7 @@ def rank_column(query: np.ndarray, doc: np.ndarray, column: np.ndarray, rows: np
         if own is not None:
             ranks[rows] = own
             return ranks
-    ranks[present] = _group_ranks(query[present], doc[present], column[present])
+    ranks[present] = _group_ranks(query[present], doc, column[present], present)
     return ranks
 
 
@@ -214,11 +214,13 @@ def _in_row_order(query: np.ndarray, doc: np.ndarray, column: np.ndarray, rows: 
         return np.zeros(0)
     for stop in (min(rows.size, 4096), rows.size):
         r = rows[:stop]
-        q, d, s = query[r], doc[r], column[r]
+        q, s = query[r], column[r]
         same = q[1:] == q[:-1]
-        ahead = (s[:-1] > s[1:]) | ((s[:-1] == s[1:]) & (d[:-1] > d[1:]))
-        if np.isnan(s).any() or not np.all(ahead | ~same):
-            return None
+        ahead = s[:-1] > s[1:]
+        if not np.all(ahead | ~same):  # (ties on the score, NaN: read the documents only there)
+            level = np.flatnonzero(~ahead & same)
+            if np.isnan(s).any() or not np.all((s[level] == s[level + 1]) & (doc[r[level]] > doc[r[level + 1]])):
+                return None
     starts = np.flatnonzero(np.r_[True, ~same])
     if starts.size != np.count_nonzero(np.bincount(q)):  # a query's rows are split in two places
         return None
@@ -226,11 +228,14 @@ def _in_row_order(query: np.ndarray, doc: np.ndarray, column: np.ndarray, rows: 
     return (np.arange(q.size) - np.repeat(starts, sizes) + 1).astype(np.float64)
 
 
-def _group_ranks(q: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
+def _group_ranks(q: np.ndarray, doc: np.ndarray, s: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
     """1-based ranks within each query for rows sorted by query, then document ascending: every query's scores
     laid out in one row of a padded matrix (documents descending) and the rows sorted independently; rows with
     tied scores are re-sorted stably (so ties keep the document-descending order). Falls back to one global sort
     (:func:`_trec_order`) when the queries' sizes differ too much to pad.
+
+    ``doc``: the documents of the rows, or of the candidates the rows are the ``present`` of (read only by the
+    global sort).
 
     >>> _group_ranks(np.array([0, 0, 0, 1]), np.array([0, 1, 2, 0]), np.array([1.0, 3.0, 1.0, 7.0])).tolist()
     [3.0, 1.0, 2.0, 1.0]
@@ -241,7 +246,8 @@ def _group_ranks(q: np.ndarray, d: np.ndarray, s: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
     sizes = np.diff(np.r_[starts, n])
     width = int(sizes.max())
-    if starts.size * width > _MAX_PAD * n + 65536 or np.isneginf(s).any():  # (-inf would tie the padding)
+    if starts.size * width > _MAX_PAD * n + 65536 or s.min() == -np.inf:  # (-inf would tie the padding)
+        d = doc if present is None else doc[present]
         order = _trec_order(q.astype(np.int64), s, d.astype(np.int64))
         sq = q[order]
         first = np.flatnonzero(np.r_[True, sq[1:] != sq[:-1]])
