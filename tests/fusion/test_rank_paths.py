@@ -116,3 +116,22 @@ def test_ties_made_by_normalisation_rank_by_document_id() -> None:
     b = Run.from_dict({"q": {"d0": 1.0}}, name="b")
     got = fuse([a, b], "rrf", norm="min-max", params={"k": 60}).run.to_dict()["q"]
     assert got == pytest.approx({"d2": 1 / 61, "d1": 1 / 62, "d0": 1 / 63 + 1 / 61}, abs=1e-15)
+
+
+def test_optimise_ranks_once_and_fuse_one_run_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``optimise`` combines the same prepared runs for every trial: the ranks are computed once (the whole
+    matrix), not once per trial; a single ``fuse`` ranks one run at a time and never builds the matrix."""
+    from ranklens.fusion import combine, optimise
+
+    calls: list[str] = []
+    monkeypatch.setattr(combine, "rank_within", lambda *x: calls.append("matrix") or rank_within(*x))
+    column = combine.rank_column
+    monkeypatch.setattr(combine, "rank_column", lambda *x: calls.append("column") or column(*x))
+    a = Run.from_dict({"q": {"d1": 3.0, "d2": 1.0}, "p": {"d1": 1.0}}, name="a")
+    b = Run.from_dict({"q": {"d2": 2.0, "d3": 1.0}, "p": {"d2": 1.0}}, name="b")
+    best = optimise([a, b], {"q": {"d2": 1}, "p": {"d1": 1}}, "rrf")
+    assert len(best.optimisation["trials"]) == 10 and calls == ["matrix"]
+    calls.clear()
+    fused = fuse([a, b], "rrf", params={"k": 60})
+    assert calls == ["column", "column"]
+    assert fused.run.to_dict()["q"] == pytest.approx({"d1": 1 / 61, "d2": 1 / 62 + 1 / 61, "d3": 1 / 62})

@@ -68,8 +68,9 @@ def check_method(name: str) -> Method:
     return METHODS[name]
 
 
-def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
-    """Align ``runs`` on their candidates and normalise their scores (see :func:`fuse`)."""
+def prepare(runs: Sequence[Run], norm: str | None = "min-max", *, reuse: bool = False) -> Prepared:
+    """Align ``runs`` on their candidates and normalise their scores (see :func:`fuse`). ``reuse``: the result
+    will be combined many times (keep the ranks once computed; one fusion ranks one run at a time instead)."""
     if len(runs) < 2:
         raise InputError(f"fusion needs at least two runs, got {len(runs)}")
     canonical = check_norm(norm)
@@ -87,6 +88,7 @@ def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
         column_ranker=lambda i: rank_column(
             aligned.query, aligned.doc, scores[:, i], aligned.rows[i] if i < len(aligned.rows) else None
         ),
+        reuse=reuse,
     )
     return Prepared(aligned, frame, canonical)
 

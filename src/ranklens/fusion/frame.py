@@ -28,6 +28,8 @@ class Frame:
     bounds: np.ndarray
     #: one run's column of ``ranks`` (its index), so a method that reads each run's ranks once never holds them all
     column_ranker: Callable[[int], np.ndarray] | None = None
+    #: combined many times (``optimise``'s trials): keep the whole ``ranks`` once computed instead
+    reuse: bool = False
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -68,6 +70,6 @@ class Frame:
 
     def rank_column(self, i: int) -> np.ndarray:
         """Run ``i``'s column of ``ranks`` (from the matrix if it was computed, else on its own)."""
-        if "ranks" in self.__dict__ or self.column_ranker is None:
+        if "ranks" in self.__dict__ or self.column_ranker is None or self.reuse:
             return self.ranks[:, i]
         return self.column_ranker(i)
