@@ -39,9 +39,18 @@ class Frame:
     def present(self) -> np.ndarray:
         return ~np.isnan(self.scores)
 
-    @property
-    def filled(self) -> np.ndarray:
-        return np.where(self.present, self.scores, 0.0)
+    def total(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """Σ over the retrieving runs of the (weighted) scores, added one run after another as ranx adds them (so
+        no ``filled`` matrix is built).
+
+        >>> Frame(np.array([[0.5, np.nan], [0.25, 1.0]]), lambda s: s, np.array([0, 2])).total(np.array([2.0, 3.0])).tolist()
+        [1.0, 3.5]
+        """
+        out = np.zeros(self.scores.shape[0])
+        for i in range(self.scores.shape[1]):
+            column = self.scores[:, i] if weights is None else weights[i] * self.scores[:, i]
+            np.add(out, column, out=out, where=self.present[:, i])
+        return out
 
     @property
     def count(self) -> np.ndarray:
