@@ -42,12 +42,15 @@ def generate(queries: int, docs: int, seed: int) -> tuple[np.ndarray, np.ndarray
     return query, doc.ravel(), score.ravel()
 
 
-def write_runs(data: Path, queries: int, docs: int) -> list[Path]:
-    """Write the three runs of one size as Parquet (once; reused when present)."""
+def write_runs(data: Path, queries: int, docs: int, row_order: str = "random") -> list[Path]:
+    """Write the three runs of one size as Parquet (once; reused when present). ``row_order``: ``random``
+    (each query's rows in random order) or ``trec`` (score descending, as retrieval systems and TREC run files
+    write them; the same rows, so ranx's work is the same)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    paths = [data / f"fusion_{queries}x{docs}_r{seed}.parquet" for seed in range(3)]
+    tag = "" if row_order == "random" else f"_{row_order}"
+    paths = [data / f"fusion_{queries}x{docs}{tag}_r{seed}.parquet" for seed in range(3)]
     if all(p.exists() for p in paths):
         return paths
     data.mkdir(parents=True, exist_ok=True)
@@ -55,6 +58,9 @@ def write_runs(data: Path, queries: int, docs: int) -> list[Path]:
     dids = np.array([f"d{i}" for i in range(int(docs * 1.5))])
     for seed, path in enumerate(paths):
         q, d, s = generate(queries, docs, seed)
+        if row_order == "trec":  # (scores are distinct floats: no tie to break by document id)
+            order = np.lexsort((-s, q))
+            q, d, s = q[order], d[order], s[order]
         table = pa.table({"query_id": pa.array(qids[q]), "doc_id": pa.array(dids[d]), "score": s})
         pq.write_table(table, path)
     return paths
@@ -63,6 +69,36 @@ def write_runs(data: Path, queries: int, docs: int) -> list[Path]:
 def peak_rss_mb() -> float:
     """This process's peak resident set (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_now_mb() -> float:
+    """This process's resident set now (Linux; 0 elsewhere)."""
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class RssSampler:
+    """The largest resident set seen while a block runs (sampled every 5 ms by a thread): a fusion's own peak,
+    which ``ru_maxrss`` hides when loading the runs peaked higher."""
+
+    def __enter__(self) -> RssSampler:
+        import threading
+
+        self.peak, self._stop = rss_now_mb(), threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, rss_now_mb())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_now_mb())
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -116,15 +152,25 @@ def worker(args: argparse.Namespace) -> None:
                 return fuse(runs, args.method, norm="min-max", weights=params.get("weights"))
 
         out["rss_loaded_mb"] = peak_rss_mb()
+        import gc
+
+        gc.collect()
+        if "pyarrow" in sys.modules:
+            sys.modules["pyarrow"].default_memory_pool().release_unused()
+        out["rss_before_fuse_mb"] = rss_now_mb()
         out["phase"] = "fusing"
-        times = []
+        times, cpu = [], []
         for _ in range(args.repeat):
-            t = time.perf_counter()
-            got = call()
-            times.append(time.perf_counter() - t)
+            with RssSampler() as sampled:
+                t, c = time.perf_counter(), time.process_time()
+                got = call()
+                times.append(time.perf_counter() - t)
+                cpu.append(time.process_time() - c)
+            out["fuse_rss_growth_mb"] = max(float(out.get("fuse_rss_growth_mb", 0.0)), sampled.peak - float(out["rss_before_fuse_mb"]))  # type: ignore[arg-type]
             if _ + 1 < args.repeat:
                 del got
         out["seconds"] = min(times)
+        out["cpu_seconds"] = min(cpu)
         out["peak_rss_mb"] = peak_rss_mb()
         if args.dump:
             write_fused(got, args.worker, Path(args.dump))
@@ -216,13 +262,19 @@ def show(result: dict[str, object]) -> str:
     if "error" in result:
         peak = f", peak RSS {result['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in result else ""
         return f"{result['error']} (process {result['process_wall_s']:.0f} s{peak})"
-    return f"{result['seconds']:8.3f} s  peak RSS {result['peak_rss_mb']:7.0f} MB"
+    cpu = f" (CPU {result['cpu_seconds']:.3f} s)" if "cpu_seconds" in result else ""
+    growth = f" (fuse +{result['fuse_rss_growth_mb']:.0f} MB)" if "fuse_rss_growth_mb" in result else ""
+    return f"{result['seconds']:8.3f} s{cpu}  peak RSS {result['peak_rss_mb']:7.0f} MB{growth}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--queries", default="1000", help="comma-separated sizes, e.g. 1000,3000,10000")
     parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument(
+        "--row-order", choices=("random", "trec"), default="random",
+        help="each query's rows in random order (default) or in trec order (score descending), as run files come",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--methods", default="rrf,wsum")
     parser.add_argument("--contenders", default="ranx,ranklens")
@@ -239,11 +291,11 @@ def main() -> None:
         return
     data = Path(args.data)
     print(
-        f"3 runs × queries × {args.docs} docs, min-max, best of {args.repeat}, each contender a fresh process capped at {args.cap_gb:g} GB",
+        f"3 runs × queries × {args.docs} docs ({args.row_order} row order), min-max, best of {args.repeat}, each contender a fresh process capped at {args.cap_gb:g} GB",
         flush=True,
     )
     for queries in (int(x) for x in args.queries.split(",")):
-        files = write_runs(data, queries, args.docs)
+        files = write_runs(data, queries, args.docs, args.row_order)
         for method in args.methods.split(","):
             results = {}
             for contender in args.contenders.split(","):
@@ -253,6 +305,8 @@ def main() -> None:
             ours, theirs = results.get("ranklens", {}), results.get("ranx", {})
             if "seconds" in ours and "seconds" in theirs and "error" not in ours and "error" not in theirs:
                 line = f"{queries:6d} {method:5s} ratio {float(theirs['seconds']) / float(ours['seconds']):.1f}× (ranx / ranklens)"  # type: ignore[arg-type]
+                if "cpu_seconds" in ours and "cpu_seconds" in theirs:
+                    line += f", CPU time {float(theirs['cpu_seconds']) / float(ours['cpu_seconds']):.1f}×"  # type: ignore[arg-type]
                 if args.check:
                     line += f"  max score difference {max_difference(data / f'fused_{queries}_{method}_ranx.parquet', data / f'fused_{queries}_{method}_ranklens.parquet'):.1e}"
                 print(line, flush=True)

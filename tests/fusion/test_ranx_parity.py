@@ -188,3 +188,25 @@ def test_comb_max_and_min_take_the_retrieving_runs_only_beyond_ranx_sentinels() 
     theirs = [ranx.Run(a), ranx.Run(b)]
     assert ranx.fuse(theirs, norm=None, method="max").to_dict()["q"]["d2"] == -1e9  # the sentinel
     assert ranx.fuse(theirs, norm=None, method="min").to_dict()["q"]["d1"] == 1e9
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["trec-order", "shuffled"])
+def test_long_lists_without_ties_equal_ranx(shuffled: bool) -> None:
+    """Lists of 60-140 documents (past ranx's stable-sort size, so without ties: distinct continuous scores),
+    given in trec order (ranklens ranks them by their row order) or shuffled (ranklens sorts each query),
+    every rank-based method and normalisation against ranx."""
+    rng = np.random.default_rng(11)
+    dicts: list[dict[str, dict[str, float]]] = [{}, {}, {}]
+    for q in range(8):
+        for r in range(3):
+            docs = rng.choice(200, size=int(rng.integers(60, 141)), replace=False)
+            scores = rng.normal(size=docs.size) * (r + 1)
+            order = rng.permutation(docs.size) if shuffled else np.argsort(-scores)
+            dicts[r][f"q{q}"] = {f"d{docs[j]}": float(scores[j]) for j in order}
+    ours = [Run.from_dict(d, name=f"r{i}") for i, d in enumerate(dicts)]
+    theirs = [ranx.Run(d, name=f"r{i}") for i, d in enumerate(dicts)]
+    for method in RANK_BASED:
+        for norm in ("min-max", "zmuv", "rank", "min-max-inverted", None):
+            fused = fuse(ours, method, norm=norm, params=PARAMS.get(method),
+                         weights=WEIGHTS if METHODS[method].weighted else None)
+            assert_same(fused.run, _ranx_fuse(theirs, method, norm), f"{method}/{norm}/{shuffled}")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ranklens.data import Qrels, Run
 from ranklens.errors import InputError
-from ranklens.fusion.align import Aligned, align, rank_within
+from ranklens.fusion.align import Aligned, align, rank_column, rank_within
 from ranklens.fusion.methods import METHODS, Frame, Method
 from ranklens.fusion.normalise import check_norm, normalise
 from ranklens.fusion.trained import model_summary
@@ -42,7 +42,8 @@ class Fused:
 
 @dataclass(frozen=True, eq=False)
 class Prepared:
-    """Runs aligned and normalised once, ready to be fused with any weights and parameters."""
+    """Runs aligned and normalised once, ready to be fused with any weights and parameters (the scores are
+    normalised in place: ``aligned.scores`` is ``frame.scores``, so the matrix is held once)."""
 
     aligned: Aligned
     frame: Frame
@@ -67,8 +68,9 @@ def check_method(name: str) -> Method:
     return METHODS[name]
 
 
-def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
-    """Align ``runs`` on their candidates and normalise their scores (see :func:`fuse`)."""
+def prepare(runs: Sequence[Run], norm: str | None = "min-max", *, reuse: bool = False) -> Prepared:
+    """Align ``runs`` on their candidates and normalise their scores (see :func:`fuse`). ``reuse``: the result
+    will be combined many times (keep the ranks once computed; one fusion ranks one run at a time instead)."""
     if len(runs) < 2:
         raise InputError(f"fusion needs at least two runs, got {len(runs)}")
     canonical = check_norm(norm)
@@ -76,17 +78,17 @@ def prepare(runs: Sequence[Run], norm: str | None = "min-max") -> Prepared:
     bounds = aligned.bounds
     scores = aligned.scores
     if canonical is not None:  # (the rank-based normalisations read the ranks of the scores as given)
-        given = rank_within(aligned.query, aligned.doc, scores) if canonical in ("rank", "borda") else scores
-        scores = normalise(scores, bounds, given, canonical)
-    present = ~np.isnan(scores)
-    sizes = np.diff(bounds)
-    retrieved = np.repeat(np.add.reduceat(present, bounds[:-1], axis=0), sizes, axis=0).astype(np.float64)
+        rank_based = canonical in ("rank", "borda")
+        given = rank_within(aligned.query, aligned.doc, scores, aligned.rows) if rank_based else scores
+        scores = normalise(scores, bounds, given, canonical, out=scores)
     frame = Frame(
         scores=scores,
-        ranker=lambda s: rank_within(aligned.query, aligned.doc, s),
-        candidates=np.repeat(sizes, sizes).astype(np.float64),
-        retrieved=retrieved,
+        ranker=lambda s: rank_within(aligned.query, aligned.doc, s, aligned.rows),
         bounds=bounds,
+        column_ranker=lambda i: rank_column(
+            aligned.query, aligned.doc, scores[:, i], aligned.rows[i] if i < len(aligned.rows) else None
+        ),
+        reuse=reuse,
     )
     return Prepared(aligned, frame, canonical)
 

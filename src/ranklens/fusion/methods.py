@@ -81,19 +81,19 @@ def _ones(f: Frame) -> np.ndarray:
 
 #: method name (as ranx spells it) → :class:`Method`
 METHODS: dict[str, Method] = {
-    "sum": Method(lambda f, w, p: f.filled.sum(axis=1)),
-    "anz": Method(lambda f, w, p: f.filled.sum(axis=1) / f.count),
-    "mnz": Method(lambda f, w, p: f.filled.sum(axis=1) * f.count),
+    "sum": Method(lambda f, w, p: f.total()),
+    "anz": Method(lambda f, w, p: f.total() / f.count),
+    "mnz": Method(lambda f, w, p: f.total() * f.count),
     "gmnz": Method(
-        lambda f, w, p: f.filled.sum(axis=1) * f.count ** p["gamma"],
+        lambda f, w, p: f.total() * f.count ** p["gamma"],
         params={"gamma": None}, grid={"gamma": _steps(0.01, 1.0, 0.01)},
     ),
     "max": Method(lambda f, w, p: np.fmax.reduce(f.scores, axis=1)),
     "min": Method(lambda f, w, p: np.fmin.reduce(f.scores, axis=1)),
     "med": Method(lambda f, w, p: np.nanmedian(f.scores, axis=1)),
-    "wsum": Method(lambda f, w, p: f.filled @ w, weighted=True),
-    "wmnz": Method(lambda f, w, p: f.filled.sum(axis=1) * (f.present @ w), weighted=True),
-    "mixed": Method(lambda f, w, p: (f.filled @ w) * np.sqrt(f.count), weighted=True),
+    "wsum": Method(lambda f, w, p: f.total(w), weighted=True),
+    "wmnz": Method(lambda f, w, p: f.total() * (f.present @ w), weighted=True),
+    "mixed": Method(lambda f, w, p: f.total(w) * np.sqrt(f.count), weighted=True),
     "rrf": Method(
         lambda f, w, p: f.by_rank(lambda r: 1.0 / (p["k"] + r)),
         params={"k": 60.0}, grid={"k": _steps(10, 100, 10)},

@@ -27,55 +27,55 @@ _FLOOR = 1e-9
 
 
 def _stats(scores: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per query (rows of ``starts``) and run: count, sum, min, max of the present scores."""
+    """Per query (rows of ``starts``): count, sum, min, max of one run's present scores (a contiguous column)."""
     present = ~np.isnan(scores)
-    count = np.add.reduceat(present, starts, axis=0).astype(np.float64)
-    total = np.add.reduceat(np.where(present, scores, 0.0), starts, axis=0)
-    low = np.fmin.reduceat(scores, starts, axis=0)
-    high = np.fmax.reduceat(scores, starts, axis=0)
+    count = np.add.reduceat(present, starts).astype(np.float64)
+    total = np.add.reduceat(np.where(present, scores, 0.0), starts)
+    low = np.fmin.reduceat(scores, starts)
+    high = np.fmax.reduceat(scores, starts)
     return count, total, low, high
 
 
 def _spread(per_query: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    return np.repeat(per_query, sizes, axis=0)
+    return np.repeat(per_query, sizes)
 
 
 def _min_max(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    _, _, low, high = (_spread(x, sizes) for x in _stats(scores, starts))
-    return (scores - low) / np.maximum(high - low, _FLOOR)
+    low, high = np.fmin.reduceat(scores, starts), np.fmax.reduceat(scores, starts)
+    return (scores - _spread(low, sizes)) / _spread(np.maximum(high - low, _FLOOR), sizes)
 
 
 def _min_max_inverted(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    _, _, low, high = (_spread(x, sizes) for x in _stats(scores, starts))
-    return (high - scores) / np.maximum(high - low, _FLOOR)
+    low, high = np.fmin.reduceat(scores, starts), np.fmax.reduceat(scores, starts)
+    return (_spread(high, sizes) - scores) / _spread(np.maximum(high - low, _FLOOR), sizes)
 
 
 def _max(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    high = _spread(_stats(scores, starts)[3], sizes)
-    return scores / np.maximum(high, _FLOOR)
+    high = np.fmax.reduceat(scores, starts)
+    return scores / _spread(np.maximum(high, _FLOOR), sizes)
 
 
 def _sum(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    count, total, low, _ = (_spread(x, sizes) for x in _stats(scores, starts))
-    return (scores - low) / np.maximum(total - low * count, _FLOOR)
+    count, total, low, _ = _stats(scores, starts)
+    return (scores - _spread(low, sizes)) / _spread(np.maximum(total - low * count, _FLOOR), sizes)
 
 
 def _zmuv(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     count, total, _, _ = _stats(scores, starts)
     mean = _spread(total / np.maximum(count, 1.0), sizes)
     deviation = np.where(np.isnan(scores), 0.0, scores - mean)
-    std = np.sqrt(np.add.reduceat(deviation * deviation, starts, axis=0) / np.maximum(count, 1.0))
-    return (scores - mean) / np.maximum(_spread(std, sizes), _FLOOR)
+    std = np.sqrt(np.add.reduceat(deviation * deviation, starts) / np.maximum(count, 1.0))
+    return (scores - mean) / _spread(np.maximum(std, _FLOOR), sizes)
 
 
 def _rank(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    count = _spread(_stats(scores, starts)[0], sizes)
+    count = _spread(np.add.reduceat(~np.isnan(scores), starts).astype(np.float64), sizes)
     return 1.0 - (ranks - 1.0) / count
 
 
 def _borda(scores: np.ndarray, starts: np.ndarray, sizes: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    count = _spread(_stats(scores, starts)[0], sizes)
-    candidates = np.repeat(sizes, sizes).astype(np.float64)[:, None]
+    count = _spread(np.add.reduceat(~np.isnan(scores), starts).astype(np.float64), sizes)
+    candidates = np.repeat(sizes, sizes).astype(np.float64)
     unranked = 0.5 - (count - 1.0) / (2.0 * candidates)
     return np.where(np.isnan(scores), unranked, 1.0 - (ranks - 1.0) / candidates)
 
@@ -113,9 +113,12 @@ def check_norm(name: str | None) -> str | None:
     return canonical
 
 
-def normalise(scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: str | None) -> np.ndarray:
+def normalise(
+    scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: str | None, *, out: np.ndarray | None = None
+) -> np.ndarray:
     """Normalise every run's scores per query; ``bounds`` as :attr:`Aligned.bounds`, ``ranks`` as
-    :func:`ranklens.fusion.align.rank_within`.
+    :func:`ranklens.fusion.align.rank_within`. ``out``: where to write them (``scores`` itself to normalise in
+    place: one run at a time, each run reading only its own column).
 
     >>> s = np.array([[3.0], [1.0], [np.nan]])
     >>> normalise(s, np.array([0, 3]), np.array([[1.0], [2.0], [np.nan]]), "min-max").tolist()
@@ -126,4 +129,10 @@ def normalise(scores: np.ndarray, bounds: np.ndarray, ranks: np.ndarray, name: s
         return scores
     starts = bounds[:-1]
     sizes = np.diff(bounds)
-    return NORMALISATIONS[canonical](scores, starts, sizes, ranks)
+    if out is None:
+        out = np.empty(scores.shape, order="F")
+    for i in range(scores.shape[1]):  # (one run at a time: contiguous columns, per-query reductions in 1-D)
+        out[:, i] = NORMALISATIONS[canonical](
+            np.ascontiguousarray(scores[:, i]), starts, sizes, np.ascontiguousarray(ranks[:, i])
+        )
+    return out

@@ -74,7 +74,7 @@ def optimise(
         raise InputError(f"{method} has no weights or parameters to optimise (methods that do: {tunable})")
     evaluator = Evaluator([metric], qrels)
     training = as_qrels(evaluator.qrels, method) if spec.trainer is not None else None
-    prepared = prepare(runs, norm)
+    prepared = prepare(runs, norm, reuse=True)
     models: dict[float, Any] = {}
     label = name or method
     trials: list[dict[str, Any]] = []
