@@ -178,8 +178,8 @@ def command(
         base_res = on(evaluator, baseline) if baseline else None
         universe = evaluator.qrels.query_ids.to_pylist()
     labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
-    res = dataclasses.replace(res, run=labels[0])
-    base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None
+    res = res.replace(run=labels[0])
+    base_res = base_res.replace(run=labels[1]) if base_res is not None else None
     for path, r in ((run, res), (baseline, base_res)):
         for note in r.notes if r is not None and not quiet else ():
             click.echo(f"ranklens: note: {path}: {note}", err=True)

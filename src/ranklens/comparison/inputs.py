@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ranklens.comparison.pairing import shown_ids
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
@@ -70,7 +68,7 @@ def load_costs(source: Any) -> dict[str, dict[str, float]] | None:
     if isinstance(source, (str, os.PathLike)):
         columns = _columns_from_file(Path(source))
         where = str(source)
-    elif isinstance(source, Mapping) and all(not isinstance(v, (list, tuple, np.ndarray)) for v in source.values()):
+    elif isinstance(source, Mapping) and all(not isinstance(v, (list, tuple)) and not hasattr(v, "ndim") for v in source.values()):
         out: dict[str, dict[str, float]] = {}
         for system, value in source.items():
             entry = value if isinstance(value, Mapping) else {"cost": value}

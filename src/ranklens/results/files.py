@@ -38,4 +38,4 @@ def label_runs(named: Sequence[tuple[str | None, str]], results: Sequence[Result
     from ranklens.data.names import unique_names
 
     labels = unique_names(pairs)
-    return [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
+    return [r if r.run == label else r.replace(run=label) for r, label in zip(results, labels)]

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
@@ -167,9 +165,7 @@ def _one_json(d: Any, display: str, i: int) -> Results:
     measures = tuple(parse(n) for n in names)
     per_query = d.get("per_query") or {}
     qids = tuple(sorted(per_query, key=lambda q: str(q).encode("utf-8")))
-    values = np.array(
-        [[_number(per_query[q].get(n), display) for n in names] for q in qids], dtype=np.float64
-    ).reshape(len(qids), len(names))
+    values = [[_number(per_query[q].get(n), display) for n in names] for q in qids]  # (rows: Results holds them)
     aggregates = tuple(_number(d["aggregate"].get(n), display) for n in names)
     notes = tuple(str(n) for n in d.get("notes") or ())
     options: dict[str, Any] = dict(d["options"]) if isinstance(d.get("options"), dict) else {}
@@ -203,9 +199,7 @@ def _from_long(table: pa.Table, display: str) -> list[Results]:
     for name, r in runs.items():
         names = list(r["measures"])
         qids = tuple(sorted(r["per_query"], key=lambda q: q.encode("utf-8")))
-        values = np.array(
-            [[r["per_query"][q].get(n, math.nan) for n in names] for q in qids], dtype=np.float64
-        ).reshape(len(qids), len(names))
+        values = [[r["per_query"][q].get(n, math.nan) for n in names] for q in qids]
         aggregates = tuple(r["aggregate"].get(n, math.nan) for n in names)
         out.append(Results(name, tuple(parse(n) for n in names), qids, values, aggregates))
     return out
