@@ -101,19 +101,21 @@ class _AsDataclass(type):
     and :func:`~dataclasses.is_dataclass` take it as the frozen dataclass it was: its fields are declared the
     first time they are asked for."""
 
-    def __getattr__(cls, name: str) -> Any:
-        if name != "__dataclass_fields__":
-            raise AttributeError(name)
-        import dataclasses
+    if not TYPE_CHECKING:  # (hidden from type checkers: a misspelt attribute stays an error there)
 
-        shape = dataclasses.make_dataclass(
-            "Results",
-            [*((f, object) for f in FIELDS[:5]), ("notes", object, dataclasses.field(default=())),
-             ("options", object, dataclasses.field(default_factory=dict)), ("id_kind", object, dataclasses.field(default="str"))],
-            frozen=True, eq=False,
-        )
-        type.__setattr__(cls, name, shape.__dataclass_fields__)  # type: ignore[attr-defined]
-        return shape.__dataclass_fields__  # type: ignore[attr-defined]
+        def __getattr__(cls, name: str) -> Any:
+            if name != "__dataclass_fields__":
+                raise AttributeError(name)
+            import dataclasses
+
+            shape = dataclasses.make_dataclass(
+                "Results",
+                [*((f, object) for f in FIELDS[:5]), ("notes", object, dataclasses.field(default=())),
+                 ("options", object, dataclasses.field(default_factory=dict)), ("id_kind", object, dataclasses.field(default="str"))],
+                frozen=True, eq=False,
+            )
+            type.__setattr__(cls, name, shape.__dataclass_fields__)  # type: ignore[attr-defined]
+            return shape.__dataclass_fields__  # type: ignore[attr-defined]
 
 
 class Results(metaclass=_AsDataclass):
@@ -179,10 +181,12 @@ class Results(metaclass=_AsDataclass):
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Results are read-only: use .replace({name}=...)")
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "__dataclass_fields__":  # (dataclasses.fields(results): see _AsDataclass)
-            return getattr(type(self), name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "__dataclass_fields__":  # (dataclasses.fields(results): see _AsDataclass)
+                return getattr(type(self), name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def values(self) -> np.ndarray:
