@@ -13,11 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-import numpy as np
-
 from ranklens.results.core import MIN_GEO_MEAN
 from ranklens.trec_eval.select import Selected
-from ranklens.trec_eval.values import QueryValues
+from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["format_float", "query_lines", "summary_lines"]
 
@@ -53,9 +51,9 @@ def query_lines(
             if sel.entry.value == "relstring":
                 texts = [f"'{t}'" for t in values.texts[printed]]
             elif sel.entry.value == "long" and not zscore:
-                texts = [_long(v) for v in values.numbers[printed].tolist()]
+                texts = [_long(v) for v in floats(values.numbers[printed])]
             else:
-                texts = [format_float(v) for v in values.numbers[printed].tolist()]
+                texts = [format_float(v) for v in floats(values.numbers[printed])]
             columns.append(("Z" if zscore and sel.entry.value != "relstring" else "", printed, texts))
     for i in queries:
         qid = values.query_ids[i]
@@ -81,7 +79,7 @@ def summary_lines(
             yield _line(sel.columns[0][0], "all", format_float(n) if zscore else str(n), z)
             continue
         for printed, _ in sel.columns:
-            col = values.numbers[printed]
+            col = floats(values.numbers[printed])
             if how == "sum":
                 total = _sequential_sum(col)
                 yield _line(printed, "all", format_float(total) if zscore else _long(total), z)
@@ -93,14 +91,20 @@ def summary_lines(
                 yield _line(printed, "all", format_float(_sequential_sum(col) / n if n else 0.0), z)
 
 
-def _sequential_sum(values: np.ndarray) -> float:
-    """Σ values added left to right in float64 (``np.cumsum`` does; ``np.sum`` adds pairwise)."""
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
+def _sequential_sum(values: list[float]) -> float:
+    """Σ values added left to right in float64, from the first (as trec_eval, and ``np.cumsum``; ``np.sum``
+    adds pairwise)."""
+    if not values:
+        return 0.0
+    total = values[0]
+    for v in values[1:]:
+        total += v
+    return total
 
 
-def _geometric_mean(values: np.ndarray) -> float:
-    if not values.size:
+def _geometric_mean(values: list[float]) -> float:
+    if not values:
         return 0.0
     # like C's MAX(v, MIN_GEO_MEAN), max() keeps the floor when v is NaN (NaN > floor is false)
-    logs = np.array([math.log(max(MIN_GEO_MEAN, v)) for v in values.tolist()])
-    return math.exp(_sequential_sum(logs) / values.size)
+    logs = [math.log(max(MIN_GEO_MEAN, v)) for v in values]
+    return math.exp(_sequential_sum(logs) / len(values))

@@ -22,8 +22,6 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ranklens.errors import RanklensError
 from ranklens.trec_eval.output import query_lines, summary_lines
 from ranklens.trec_eval.select import Selected, TrecUsageError, foreign_measure, select
@@ -106,7 +104,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         from ranklens.trec_eval.run_tag import last_run_tag
 
         query_ids, numbers, _, tag = quick
-        values = QueryValues(query_ids, numbers, {}, np.zeros(len(query_ids), dtype=bool))
+        values = QueryValues(query_ids, numbers, {}, [False] * len(query_ids))
         return _render(options, selected, values, last_run_tag(options.run) or tag, reference, None, None)
     from ranklens.data._arrow import from_numpy
     from ranklens.trec_eval import inputs
@@ -146,7 +144,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         else:  # (the two backends evaluated other queries: never expected; the reference computes all)
             values = compute(qrels, run, selected, placeholder_queries=missing_ids if options.complete else (),
                              judged_only=options.judged_only, max_docs=max_docs, rel_level=options.rel_level)
-    first = int(np.flatnonzero(missing)[0]) if missing_ids and not options.complete else None
+    first = missing.tolist().index(True) if missing_ids and not options.complete else None
     stop = None if first is None else qrels.query_ids[first].as_py()
     return _render(options, selected, values, runid, reference, stop, first)
 
@@ -157,7 +155,7 @@ _RESET_EXACT = frozenset({"num_ret", "utility", "rbp_resid"})
 
 def _compiled_values(
     options: TrecEvalOptions, selected: list[Selected], max_docs: int | None
-) -> tuple[list[str], dict[str, np.ndarray], bool, str] | None:
+) -> tuple[list[str], dict[str, list[float]], bool, str] | None:
     """``(query ids, {printed column: values}, every column compiled, run tag)`` of the columns whose measure
     the compiled backend declares, when the dispatcher chooses it and it reads the files; else None (the
     reference computes every column). Without ``-c``, a qrels query the run lacks makes trec_eval stop there
@@ -198,8 +196,7 @@ def _compiled_values(
         return None  # (a Note: the compiled pass counted qrels queries the run lacks)
     if not every:
         debug_note(Choice("reference", f"the measures the compiled backend does not declare ({len(cols)} columns compiled)"))
-    where = {m: j for j, m in enumerate(res.measures)}
-    return list(res.query_ids), {p: res.values[:, where[m]] for p, m in cols}, every, res.run
+    return list(res.query_ids), {p: res.column_values(m) for p, m in cols}, every, res.run
 
 
 def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> TrecEvalResult:

@@ -4,24 +4,31 @@ the compiled pass for the measures it declares, :mod:`.runner`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-__all__ = ["QueryValues"]
+__all__ = ["QueryValues", "floats"]
 
 
 @dataclass(frozen=True)
 class QueryValues:
     """The values of every printed column, one entry per evaluated query (``query_ids`` order).
 
-    ``numbers`` maps a printed name to a float64 vector; ``texts`` maps a ``relstring`` column to its
-    strings. ``placeholder`` marks the queries evaluated against the placeholder document (``-c``).
+    ``numbers`` maps a printed name to its values: a float64 vector of the reference kernels, or a list of
+    floats of the compiled pass (no numpy: ``trec-eval`` on its measures imports none; :func:`floats` reads
+    either); ``texts`` maps a ``relstring`` column to its strings. ``placeholder`` marks the queries
+    evaluated against the placeholder document (``-c``), a boolean vector or list.
     """
 
     query_ids: list[str]
-    numbers: dict[str, np.ndarray] = field(default_factory=dict)
+    numbers: dict[str, Sequence[float]] = field(default_factory=dict)
     texts: dict[str, list[str]] = field(default_factory=dict)
-    placeholder: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    placeholder: Sequence[bool] = ()
     logged: frozenset[str] = frozenset()
     """geometric-mean columns already holding ``log(max(v, 1e-5))`` (``-Z``; see :mod:`.zscores`)"""
+
+
+def floats(column: Sequence[float]) -> list[float]:
+    """A column of :attr:`QueryValues.numbers` as a list of floats (a numpy vector's ``tolist()``)."""
+    tolist = getattr(column, "tolist", None)
+    return tolist() if tolist is not None else list(column)  # type: ignore[no-any-return]

@@ -12,14 +12,12 @@ then the usual aggregate of the converted values (mean, sum for counts), and the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-
-import numpy as np
 
 from ranklens.errors import FormatError
 from ranklens.results.core import MIN_GEO_MEAN
-from ranklens.trec_eval.values import QueryValues
+from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["MISSING", "Reference", "read_zscores", "standardise"]
 
@@ -67,14 +65,12 @@ def standardise(values: QueryValues, reference: Reference, geometric: Iterable[s
     """``values`` with every numeric column converted to z-scores; the columns named in ``geometric``
     are first replaced by the ``log(max(v, 1e-5))`` that trec_eval accumulates for them."""
     logged = set(geometric)
-    numbers: dict[str, np.ndarray] = {}
+    numbers: dict[str, Sequence[float]] = {}
     for name, column in values.numbers.items():
-        raw = column.tolist()
+        raw = floats(column)
         if name in logged:
             raw = [math.log(max(MIN_GEO_MEAN, v)) for v in raw]
-        numbers[name] = np.array(
-            [_z(v, reference.get((qid, name))) for qid, v in zip(values.query_ids, raw)], dtype=np.float64
-        )
+        numbers[name] = [_z(v, reference.get((qid, name))) for qid, v in zip(values.query_ids, raw)]
     return replace(values, numbers=numbers, logged=frozenset(logged & set(numbers)))
 
 
