@@ -1,6 +1,7 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); everything else, and whatever
-the express path does not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so does a plain ``ranklens
+trec-eval`` command line (:mod:`ranklens.cli.express_trec_eval`: no click); everything else, and whatever the
+express forms do not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ def main() -> None:
         from ranklens.cli.express import run
 
         status = run(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    elif len(sys.argv) > 2 and sys.argv[1] == "trec-eval":
+        from ranklens.cli.express_trec_eval import run as run_trec_eval
+
+        status = run_trec_eval(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full
