@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.errors import InputError, MissingDependencyError
-from ranklens.stats.lists import TIE_RTOL, check_level, check_samples
+from ranklens.stats.lists import TIE_RTOL, check_level, check_samples, not_one_dimensional
 
 __all__ = [
     "TIE_RTOL",
@@ -32,7 +32,7 @@ def paired(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.ndim != 1 or y.ndim != 1:
-        raise InputError(f"paired scores must be 1-D (one value per query); got shapes {x.shape} and {y.shape}")
+        raise not_one_dimensional(x.shape, y.shape)
     if x.shape != y.shape:
         raise InputError(f"paired scores must cover the same queries; got {x.size} and {y.size} values")
     if x.size == 0:

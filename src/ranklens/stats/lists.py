@@ -20,7 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["TIE_RTOL", "check_level", "check_samples", "diff_list", "floats", "paired_lists", "win_tie_loss"]
+__all__ = [
+    "TIE_RTOL", "check_level", "check_samples", "diff_list", "floats", "not_one_dimensional", "paired_lists", "win_tie_loss",
+]
 
 #: Relative tolerance under which two scores, or a permuted and an observed statistic, count as equal.
 #: Mathematically equal values computed in a different order can differ in the last ulp (METRICS.md §8.2).
@@ -47,11 +49,13 @@ def paired_lists(a: Any, b: Any) -> tuple[list[float], list[float]]:
     """``a`` and ``b`` as lists of floats of the same length, one value per query, all finite (the errors of
     :func:`ranklens.stats._common.paired`, word for word)."""
     x, y = floats(a), floats(b)
-    if x is None or y is None:
-        from ranklens.stats._common import paired
+    if x is None or y is None:  # (not a flat sequence of numbers: numpy reads it as the numpy form does)
+        import numpy as np
 
-        xs, ys = paired(a, b)  # (raises the numpy form's error for what is not a flat sequence of numbers)
-        return xs.tolist(), ys.tolist()
+        xs, ys = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        if xs.ndim != 1 or ys.ndim != 1:
+            raise not_one_dimensional(xs.shape, ys.shape)
+        x, y = xs.tolist(), ys.tolist()
     if len(x) != len(y):
         raise InputError(f"paired scores must cover the same queries; got {len(x)} and {len(y)} values")
     if not x:
@@ -59,6 +63,11 @@ def paired_lists(a: Any, b: Any) -> tuple[list[float], list[float]]:
     if not all(math.isfinite(v) for v in x) or not all(math.isfinite(v) for v in y):
         raise InputError("paired scores must be finite numbers (found NaN or infinity)")
     return x, y
+
+
+def not_one_dimensional(shape_a: object, shape_b: object) -> InputError:
+    """The error of paired scores that are not one value per query."""
+    return InputError(f"paired scores must be 1-D (one value per query); got shapes {shape_a} and {shape_b}")
 
 
 def diff_list(a: Any, b: Any) -> tuple[list[float], float]:
