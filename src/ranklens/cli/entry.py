@@ -1,7 +1,7 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
 (:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so do plain ``ranklens
-trec-eval`` and ``ranklens gate`` command lines (:mod:`ranklens.cli.express_trec_eval`,
-:mod:`ranklens.cli.express_gate`: no click); everything else, and whatever the express forms do not take,
+trec-eval``, ``ranklens gate`` and ``ranklens compare`` command lines (:mod:`ranklens.cli.express_trec_eval`,
+:mod:`ranklens.cli.express_gate`, :mod:`ranklens.cli.express_compare`: no click); everything else, and whatever the express forms do not take,
 goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ def main() -> None:
         from ranklens.cli.express_gate import run as run_gate
 
         status = run_gate(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    elif len(sys.argv) > 2 and sys.argv[1] == "compare":
+        from ranklens.cli.express_compare import run as run_compare
+
+        status = run_compare(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full
