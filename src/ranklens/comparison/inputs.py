@@ -3,7 +3,6 @@ files (``eval --per-query`` output) standing in for runs."""
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections.abc import Mapping
@@ -107,6 +106,8 @@ def _columns_from_file(path: Path) -> dict[str, list[Any]]:
     if not lines:
         raise FormatError(str(path), "empty file")
     delimiter = "\t" if "\t" in lines[0] else ","
+    import csv  # (only for a costs or segments file)
+
     rows = list(csv.reader(lines, delimiter=delimiter))
     header = [h.strip() for h in rows[0]]
     columns: dict[str, list[Any]] = {h: [] for h in header}

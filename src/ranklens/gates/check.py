@@ -95,15 +95,16 @@ def check_rules(
     ``universe`` is every query a check could count (the qrels queries; default: the run's). A check says
     on how many of them it was made, and a check over none fails. ``segments`` go through
     :func:`ranklens.comparison.load_segments`; labelling none of the universe is an InputError."""
-    from ranklens.comparison import compare, load_segments, unique_names
-    from ranklens.data.segments import check_overlap
-
     settings = settings or GateSettings()
     queries = list(universe) if universe is not None else list(run.query_ids)
-    segment_of = load_segments(segments)
-    if segment_of is not None:
+    segment_of = None
+    if segments is not None:  # (the comparison's reader; a gate without segments or drops needs no comparison)
+        from ranklens.comparison import load_segments
+        from ranklens.data.segments import check_overlap
+
+        segment_of = load_segments(segments)
         source = str(segments) if isinstance(segments, (str, os.PathLike)) else "segments"
-        check_overlap(segment_of, queries, source=source)
+        check_overlap(segment_of, queries, source=source)  # type: ignore[arg-type]
     labels = sorted(set(segment_of.values())) if segment_of else []
     for r in rules:
         if r.measure == COVERAGE:
@@ -128,6 +129,8 @@ def check_rules(
         raise InputError("--max-drop rules need --baseline BASE.run")
     comparison = None
     if drops:
+        from ranklens.comparison import compare, unique_names
+
         names = unique_names([(baseline.run, baseline_path), (run.run, run_path)])
         comparison = compare(
             None,

@@ -8,13 +8,14 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
-if TYPE_CHECKING:  # (pyarrow only where a table is read or written: looks_like_results needs none)
+if TYPE_CHECKING:  # (pyarrow and pathlib only where a table is read or written: looks_like_results needs none)
+    from pathlib import Path
+
     import pyarrow as pa
 
 __all__ = ["looks_like_results", "read_results", "write_results"]
@@ -47,6 +48,8 @@ def write_results(
     >>> out.read_text().splitlines()[1]
     'run,P@1,q1,1.0'
     """
+    from pathlib import Path
+
     from ranklens.results.rendering import render
 
     items = [results] if isinstance(results, Results) else list(results)
@@ -79,7 +82,7 @@ def looks_like_results(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a results file written by :func:`write_results` (JSON, CSV or Parquet), from
     its first bytes or its Parquet schema: ``{"ranklens_version": …}`` / ``{"run": "…", …}``, a CSV header
     ``run,measure,query_id,value``, or Parquet columns ``run, measure, query_id, value``."""
-    p = Path(path)
+    p = os.fspath(path)
     try:
         with open(p, "rb") as fh:
             head = fh.read(4096)
@@ -115,6 +118,8 @@ def read_results(path: str | os.PathLike[str]) -> list[Results]:
     >>> back.per_query("P@1"), back["P@1"]
     ({'q1': 1.0, 'q2': 0.0}, 0.5)
     """
+    from pathlib import Path
+
     p = Path(path)
     display = str(path)
     try:

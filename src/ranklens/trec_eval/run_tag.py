@@ -4,7 +4,6 @@ keeps only that one), read from the file's tail."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 __all__ = ["last_run_tag", "last_tag"]
 
@@ -13,7 +12,7 @@ _TAIL = 1 << 16
 
 def last_run_tag(path: str | os.PathLike[str]) -> str:
     """The sixth column of the last non-blank, non-comment line of a TREC run ('' if there is none)."""
-    with Path(path).open("rb") as fh:
+    with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
         step = _TAIL
