@@ -117,6 +117,8 @@ class ExpressResults(Results):
         grouped: whether each query's rows came together in the file.
     """
 
+    grouped: bool
+
     def __init__(
         self,
         run: str,

@@ -26,7 +26,7 @@ def run_compare(
     *,
     progress: ProgressHook | None,
     show: bool,
-    on_note: Callable[[str], object],
+    on_note: Callable[[str], None],
     out: Callable[[str], object],
     err: Callable[[str], object],
 ) -> None:

@@ -87,7 +87,10 @@ def run_gate(
     else:
         from ranklens.engine.evaluator import Evaluator
 
-        q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else (lambda note: err(f"ranklens: note: {note}")))
+        def say_note(text: str) -> None:
+            err(f"ranklens: note: {text}")
+
+        q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else say_note)
         evaluator = Evaluator(measures, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
         on = functools.partial(
             gate_results, progress=progress, engine=engine, spark_master=spark_master, qrels_path=qrels,

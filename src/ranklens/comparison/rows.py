@@ -287,7 +287,9 @@ def _row(
         diff = np_mean([x - y for x, y in zip(xs, xb)])
         effect = stats.cohens_d_paired(xs, xb)
     else:
-        mb, ms = float(stats.aggregate_of(xb, agg)), float(stats.aggregate_of(xs, agg))
+        import numpy as np
+
+        mb, ms = float(stats.aggregate_of(np.asarray(xb), agg)), float(stats.aggregate_of(np.asarray(xs), agg))
         diff, effect = ms - mb, math.nan
     wins, ties, losses = win_tie_loss(xs, xb)
     return ComparisonRow(
@@ -383,9 +385,16 @@ def summary_rows(
                     continue
                 vals = [v for v in value_list(res, m, common) if v == v]
                 agg = aggregate_name(m)
-                value = (np_mean(vals) if agg == "mean" else float(stats.aggregate_of(vals, agg))) if vals else math.nan
+                value = (np_mean(vals) if agg == "mean" else _aggregate(vals, agg)) if vals else math.nan
                 out.append(SummaryRow(name, m, seg, len(common), value, agg))
     return out
+
+
+def _aggregate(values: list[float], agg: str) -> float:
+    """``agg`` (median, pNN, min, max) of ``values`` (:func:`ranklens.stats.aggregate_of`: numpy)."""
+    import numpy as np
+
+    return float(stats.aggregate_of(np.asarray(values, dtype=np.float64), agg))
 
 
 def json_value(v: Any) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["QueryValues", "floats"]
 
@@ -21,9 +22,9 @@ class QueryValues:
     """
 
     query_ids: list[str]
-    numbers: dict[str, Sequence[float]] = field(default_factory=dict)
+    numbers: dict[str, Any] = field(default_factory=dict)  # (a numpy vector or a list of floats)
     texts: dict[str, list[str]] = field(default_factory=dict)
-    placeholder: Sequence[bool] = ()
+    placeholder: Any = ()  # (a numpy boolean vector or a list of booleans)
     logged: frozenset[str] = frozenset()
     """geometric-mean columns already holding ``log(max(v, 1e-5))`` (``-Z``; see :mod:`.zscores`)"""
 
