@@ -5,7 +5,6 @@ command lines it recognises before click."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ranklens.cli.defaults import DEFAULT_MEASURES
@@ -83,7 +82,8 @@ def run_compare(
     options = {"worst": worst} if worst and report_format == "table" else {}
     text = render(comparison, report_format, **options)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as fh:  # (as Path.write_text: pathlib is not imported for it)
+            fh.write(text)
         if not quiet:
             err(f"ranklens: wrote {report_format} report to {output}")
         return
@@ -103,7 +103,8 @@ def _explain(qrels: str, paths: dict[str, Any], comparison: Any, out: str, polic
     if unread:
         raise InputError(f"--explain-diff needs run files; {unread[0]!r} is saved results")
     diffs = [(a, b, diff_runs(qrels, paths[a], paths[b], measures, missing=policy.missing)) for a, b in pairs]
-    Path(out).write_text(render_html(diffs, title="ranklens compare: the differences explained"), encoding="utf-8")
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(render_html(diffs, title="ranklens compare: the differences explained"))
 
 
 def _diff_measures(names: list[str]) -> list[str]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ranklens.comparison.pairing import shown_ids
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["load_costs", "load_segments", "parse_number"]
 
@@ -65,6 +67,8 @@ def load_costs(source: Any) -> dict[str, dict[str, float]] | None:
     if source is None:
         return None
     if isinstance(source, (str, os.PathLike)):
+        from pathlib import Path  # (only for a costs file)
+
         columns = _columns_from_file(Path(source))
         where = str(source)
     elif isinstance(source, Mapping) and all(not isinstance(v, (list, tuple)) and not hasattr(v, "ndim") for v in source.values()):
