@@ -19,7 +19,8 @@ from ranklens.stats.sums import np_sum
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy, pyarrow and the measure language are imported by the methods that use them)
     from collections.abc import Iterable, Mapping, Sequence
-    from typing import Any, Literal
+    from dataclasses import Field
+    from typing import Any, ClassVar, Literal
 
     import numpy as np
     import pyarrow as pa
@@ -137,6 +138,9 @@ class Results(metaclass=_AsDataclass):
     >>> res["P@1"], res.per_query("RR")
     (1.0, {'q1': 1.0})
     """
+
+    if TYPE_CHECKING:  # (what type checkers see of the dataclass protocol: dataclasses.replace(results, …) checks)
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     run: str
     measures: tuple[Measure, ...]
