@@ -27,9 +27,11 @@ def load_segments(source: Any) -> dict[str, str] | None:
     >>> load_segments({"q1": "nav", "q2": "info"})
     {'q1': 'nav', 'q2': 'info'}
     """
-    from ranklens.data.segments import read_segments
+    if source is None:
+        return None
+    from ranklens.data.segments import read_segments  # (pathlib and the file readers: only for segments)
 
-    return None if source is None else read_segments(source)
+    return read_segments(source)
 
 
 def segment_counts(
