@@ -66,6 +66,31 @@ def _start(db_url: str, token: str) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit("the server did not start")
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _pg_backends_cpu(pg_url: str | None) -> dict[int, float]:
+    """CPU seconds of every backend of the PostgreSQL database ``pg_url`` (when it runs on this machine)."""
+    if not pg_url:
+        return {}
+    import psycopg
+
+    out: dict[int, float] = {}
+    with psycopg.connect(pg_url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        pids = [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                           "AND pid <> pg_backend_pid()").fetchall()]
+    for pid in pids:
+        try:
+            out[pid] = _cpu_s(pid)
+        except OSError:  # not on this machine, or gone
+            pass
+    return out
+
+
 def _pct(sorted_ms: list[float], q: float) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
 
@@ -126,12 +151,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         stored[0] += got
 
         threads = [threading.Thread(target=sender, args=(k,)) for k in range(args.senders)]
-        start = time.perf_counter()
+        pg_url = db_url if args.backend == "postgresql" else None
+        pg_before = _pg_backends_cpu(pg_url)
+        start, cpu_start = time.perf_counter(), _cpu_s(proc.pid)
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - start
+        server_cpu = _cpu_s(proc.pid) - cpu_start
+        pg_cpu = sum(v - pg_before.get(pid, 0.0) for pid, v in _pg_backends_cpu(pg_url).items())
         rss_after = _rss_mb(proc.pid)
         idle: list[float] = []
         with httpx.Client(base_url=url, headers={**headers, "content-type": "application/json"}, timeout=60) as c:
@@ -161,6 +190,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "idle_p99_ms": round(_pct(idle, 0.99), 1) if idle else None,
         "p99_vs_target": round(_pct(lat, 0.99) / TARGET_P99_MS, 2),
         "server_rss_mb": [round(rss_before), round(rss_after)],
+        # the server's own CPU per batch under load (steadier than wall time on a shared machine; the database
+        # server's CPU is not in it for PostgreSQL), and the load average the run saw
+        "server_cpu_ms_per_batch": round(1000 * server_cpu / max(1, len(lat)), 1),
+        "database_cpu_ms_per_batch": round(1000 * pg_cpu / max(1, len(lat)), 1) if pg_url else None,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     if refresh_s is not None:
         total = stored[0] + len(idle) * _batch(0, 0, args.batch)[1] + _batch(99, 0, 10)[1]  # + the idle and warm-up batches

@@ -299,7 +299,7 @@ def _targets_mode(args: argparse.Namespace, argv: Sequence[str] | None) -> list[
         cells = tg.compare_vs_evals(
             next(iter_shapes(roles["M"])), repeat=repeat, timeout=args.timeout, data_dir=args.data_dir, env=_env(), repo=REPO, log=log
         )
-        parquet = tg.parquet_vs_text(
+        parquet = [] if roles["Mpq"] == "none" else tg.parquet_vs_text(  # (none: not measured)
             next(iter_shapes(roles["M"])), next(iter_shapes(roles["Mpq"])), repeat=repeat, timeout=args.timeout,
             data_dir=args.data_dir, env=_env(), repo=REPO, log=log,
         )

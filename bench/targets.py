@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ M_SPEEDUP = 5.0
 PARQUET_RATIO = 1.2
 API_RSS_RATIO = 0.5
 COMPARE_RATIO = 2.0
+#: issue 26: ``gate`` and ``compare`` on M at most this many times ``eval``'s time per run evaluated
+FACE_RATIO = 1.2
 
 
 @dataclass
@@ -60,10 +62,17 @@ class Cell:
     failure: str | None = None
     printed: float | None = None
     agreement: str = ""
+    cpu: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.seconds) if self.seconds and not self.failure else None
+
+    @property
+    def median_cpu(self) -> float | None:
+        """The median CPU seconds (user + system, the process and its children): on a loaded machine the
+        wall time measures the queue, the CPU time the work."""
+        return statistics.median(self.cpu) if self.cpu and not self.failure else None
 
     @property
     def peak_rss(self) -> float | None:
@@ -100,6 +109,7 @@ def _time_cells(cells: list[Cell], repeat: int, *, timeout: float, env: Mapping[
                 continue
             cell.seconds.append(finished.seconds)
             cell.rss_mb.append(finished.peak_rss_mb)
+            cell.cpu.append(finished.cpu_seconds)
 
 
 def _agree(cells: Mapping[str, Cell]) -> None:
@@ -173,12 +183,13 @@ def _limit(label: str, cell: Cell, limit: float, n: str) -> Target:
 
 
 def cells_markdown(cells: Sequence[Cell]) -> str:
-    lines = ["| command | median s | min–max s | n | peak RSS MB | agreement |", "|---|---|---|---|---|---|"]
+    lines = ["| command | median s | min–max s | median CPU s | n | peak RSS MB | agreement |", "|---|---|---|---|---|---|---|"]
     for c in cells:
         spread = f"{min(c.seconds):.3f}–{max(c.seconds):.3f}" if c.seconds else "—"
         rss = f"{c.peak_rss:.0f}" if c.peak_rss is not None else "—"
         median = f"{c.median:.3f}" if c.median is not None else (c.failure or "—")
-        lines.append(f"| {c.name} | {median} | {spread} | {len(c.seconds)} | {rss} | {c.agreement or '—'} |")
+        cpu = _s(c.median_cpu)
+        lines.append(f"| {c.name} | {median} | {spread} | {cpu} | {len(c.seconds)} | {rss} | {c.agreement or '—'} |")
     return "\n".join(lines)
 
 
@@ -209,7 +220,8 @@ def _not_measured(label: str, value: str, what: str) -> Target:
 
 
 def compare_vs_evals(shape: Shape, *, repeat: int, timeout: float, data_dir: Path, env: Mapping[str, str], repo: Path, log: Any) -> list[Cell]:
-    """``ranklens compare`` of runs 1 and 2 of ``shape``, and ``ranklens eval`` of each, in fresh processes."""
+    """``ranklens compare`` of runs 1 and 2 of ``shape``, ``ranklens eval`` of each, and ``ranklens gate`` of
+    run 1 (a rule it passes: its exit status is 0), interleaved in fresh processes."""
     ensure(shape, 2, data_dir, log=False)
     exe = Ranklens().cli("", "")[0]
     qrels = str(qrels_path(shape, data_dir))
@@ -218,6 +230,7 @@ def compare_vs_evals(shape: Shape, *, repeat: int, timeout: float, data_dir: Pat
         Cell(f"ranklens compare on {shape.name} (2 runs)", [exe, "compare", qrels, r1, r2, "-m", "nDCG@10"], [], []),
         Cell(f"ranklens eval on {shape.name} run 1", [exe, "eval", qrels, r1, "-m", "nDCG@10"], [], []),
         Cell(f"ranklens eval on {shape.name} run 2", [exe, "eval", qrels, r2, "-m", "nDCG@10"], [], []),
+        Cell(f"ranklens gate on {shape.name} run 1", [exe, "gate", qrels, r1, "--min", "nDCG@10=0"], [], []),
     ]
     _time_cells(cells, repeat, timeout=timeout, env=env, cwd=str(repo), log=log)
     return cells
@@ -308,6 +321,31 @@ def remaining(
     else:
         why = next((c.failure for c in compare or () if c.failure), None) or f"compare on {m}"
         out.append(_not_measured(label, value, why))
+    return out + face_targets(m, compare)
+
+
+def face_targets(m: str, cells: Sequence[Cell] | None) -> list[Target]:
+    """Issue 26: ``compare`` of two runs ≤ :data:`FACE_RATIO` × the two ``eval``, ``gate`` of one run ≤
+    :data:`FACE_RATIO` × its ``eval``; by median wall and by median CPU seconds, of cells timed in one run
+    (:func:`compare_vs_evals`)."""
+    out: list[Target] = []
+    by_name = {c.name.split(" on ")[0]: c for c in cells or ()}
+    compare, gate = by_name.get("ranklens compare"), by_name.get("ranklens gate")
+    evals = [c for c in cells or () if c.name.startswith("ranklens eval on ")]
+    for face, cell, base in (("compare", compare, evals), ("gate", gate, evals[:1])):
+        label = f"`ranklens {face}` on {m} vs `ranklens eval` per run evaluated"
+        value = f"≤ {FACE_RATIO}×"
+        if cell is None or not base or cell.median is None or any(e.median is None for e in base):
+            why = next((c.failure for c in [cell, *base] if c is not None and c.failure), None) or f"{face} on {m}"
+            out.append(_not_measured(label, value, why))
+            continue
+        wall = cell.median / sum(e.median for e in base)  # type: ignore[misc]
+        cpu = cell.median_cpu / sum(e.median_cpu for e in base)  # type: ignore[operator,misc]
+        measured = (
+            f"wall {_s(cell.median)} vs {' + '.join(_s(e.median) for e in base)}: {wall:.2f}×; "
+            f"CPU {_s(cell.median_cpu)} vs {' + '.join(_s(e.median_cpu) for e in base)}: {cpu:.2f}×"
+        )
+        out.append(Target(label, measured, value, _yes(wall <= FACE_RATIO and cpu <= FACE_RATIO)))
     return out
 
 

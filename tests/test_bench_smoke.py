@@ -180,10 +180,11 @@ def test_quick_cli_and_targets_with_a_fake_trec_eval(
     capsys.readouterr()
     run.main(["--targets", "--shapes", shapes, *common])
     rows = _table(capsys.readouterr().out)
-    assert len(rows) == len(QUICK_TARGETS) + 7
+    assert len(rows) == len(QUICK_TARGETS) + 9
     remaining = rows[len(QUICK_TARGETS) :]
     assert not [r for r in remaining if r[3] not in {"yes", "**no**"}], remaining  # all measured here
-    expected = ("vs trec_eval", "peak RSS on 20x10 ", "peak RSS on 20x10pq", "on 30x5", "(Parquet) vs", "in-memory API", "`ranklens compare`")
+    expected = ("vs trec_eval", "peak RSS on 20x10 ", "peak RSS on 20x10pq", "on 30x5", "(Parquet) vs", "in-memory API", "`ranklens compare`",
+                "`ranklens compare` on 20x10 vs `ranklens eval` per run", "`ranklens gate` on 20x10 vs `ranklens eval` per run")
     for row, label in zip(remaining, expected):
         assert label in row[0], (label, row)
     assert (tmp_path / "out" / "targets.md").is_file()

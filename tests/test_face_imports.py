@@ -64,6 +64,8 @@ FACES = [
     (["eval", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], set(), "backend compiled"),
     (["trec-eval", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.5", QRELS, BM25], set(), "backend compiled"),
     (["trec-eval", "-q", "-c", "-m", "ndcg_cut.10", "-m", "recip_rank", QRELS, DENSE], set(), "backend compiled"),
+    (["trec-eval", QRELS, BM25], set(), "backend compiled"),  # (trec_eval's default set, all compiled)
+    (["trec-eval", "-q", "-c", "-m", "all_trec", QRELS, BM25], set(), "backend compiled"),
     (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], set(), "backend compiled"),  # (a pipe: no rich, no click)
     (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "-f", "json"], set(), "backend compiled"),
     (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], set(), "backend compiled"),
@@ -101,9 +103,9 @@ def test_numpy_only_when_a_face_asks_for_it(args: list[str]) -> None:
 
 
 def test_trec_eval_with_measures_the_compiled_backend_lacks_runs_both() -> None:
-    """trec_eval's default set (``official``) holds measures the compiled pass lacks: those run on the reference,
+    """A gain map (``ndcg.1=1,2=3``) is a parameter the compiled pass lacks: that measure runs on the reference,
     which reads the files through the data layer (pyarrow), the declared ones compiled — each said."""
-    status, imported, debug = run_face(["trec-eval", QRELS, BM25])
+    status, imported, debug = run_face(["trec-eval", "-m", "map", "-m", "ndcg.1=1,2=3", QRELS, BM25])
     assert status == 0
     if available():
         assert debug.startswith("ranklens: debug: backend compiled:"), debug

@@ -1,6 +1,7 @@
 /* The express evaluation (issue 12): qrels and one run, as TREC text or as the Arrow columns of Parquet
  * files, to the per-query values of the common measures (nDCG, DCG, AP, P, RR and R, each with or without
- * a cutoff, default parameters), in one compiled pass. It exists for the collections most people have
+ * a cutoff, default parameters; and trec_eval's default and all_trec sets: trec_measure, issue 26), in one
+ * compiled pass. It exists for the collections most people have
  * (S-sized: a few thousand queries), where importing numpy and pyarrow costs more than the evaluation
  * itself, and for Parquet runs, where it leaves pyarrow only the decoding.
  *
@@ -40,6 +41,13 @@
 #include "data/_trec_lex.h"
 
 enum { NDCG = 1, AP = 2, PREC = 3, RR = 4, RECALL = 5, DCG = 6 };
+/* trec_eval's measures (kinds 7 and up): computed by trec_measure, below the faces block */
+enum {
+    NUMQ = 7, NUMRET, NUMREL, NUMRELRET, RPREC, BPREF, IPREC, INFAP, RPREC_MULT, UTILITY, IPREC_AVG, BING, GAIN_G,
+    NDCG_REL, RNDCG, RELATIVE_P, SUCCESS, SET_P, SET_REL_P, SET_AP, SET_F, UNJ, NONREL_JUDGED_RET, TREC_RBP,
+    TREC_RBP_RESID, LABEL_AT, LAST_KIND = LABEL_AT
+};
+#define MAX_SPECS 256
 
 typedef struct {
     const unsigned char *p;
@@ -262,6 +270,7 @@ static int parse_label(const unsigned char *s, Py_ssize_t n, int32_t *out) {
 typedef struct {
     int kind;
     Py_ssize_t cutoff; /* 0: none */
+    double param;      /* the one numeric parameter of a trec_eval kind (IPrec's recall, RBP's p …); else 0 */
 } Spec;
 
 /* DCG over the first k rows: gain / log2(rank + 1) in rank order (unjudged and 0 labels add nothing) */
@@ -527,23 +536,27 @@ static PyObject *parse_qrels(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------------------------------------ runs */
 
+static int needs_cutoff(int kind); /* (the trec_eval kinds, below) */
+
 static int read_specs(PyObject *specs_obj, Spec *specs, Py_ssize_t *n_specs) {
     *n_specs = PyTuple_Size(specs_obj);
-    if (*n_specs < 1 || *n_specs > 64) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "between 1 and 64 measures");
+    if (*n_specs < 1 || *n_specs > MAX_SPECS) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "between 1 and 256 measures");
         return -1;
     }
     for (Py_ssize_t i = 0; i < *n_specs; i++) {
         PyObject *item = PyTuple_GetItem(specs_obj, i);
         int kind;
         Py_ssize_t cutoff;
-        if (item == NULL || !PyArg_ParseTuple(item, "in", &kind, &cutoff)) return -1;
-        if (kind < NDCG || kind > DCG || cutoff < 0 || (kind == PREC && cutoff == 0)) {
+        double param = 0.0;
+        if (item == NULL || !PyArg_ParseTuple(item, "in|d", &kind, &cutoff, &param)) return -1;
+        if (kind < NDCG || kind > LAST_KIND || cutoff < 0 || (cutoff == 0 && needs_cutoff(kind))) {
             PyErr_SetString(PyExc_ValueError, "bad measure spec");
             return -1;
         }
         specs[i].kind = kind;
         specs[i].cutoff = cutoff;
+        specs[i].param = param;
     }
     return 0;
 }
@@ -642,6 +655,8 @@ static void evaluated_free(Evaluated *e) {
 }
 
 static void top_rows(Row *g, Py_ssize_t n, Py_ssize_t k); /* (defined with the in-memory inputs, below) */
+static double trec_measure(const Spec *s, const Row *rows, Py_ssize_t n, const Qrels *qr, Py_ssize_t qi,
+                           const double *div); /* (the trec_eval kinds, below) */
 
 /* The values of the collected rows, into *e (no Python object touched: called without the GIL). Unless
  * final, the last query waits for the rest of its rows: consumed is its first_of (0 and nothing evaluated
@@ -774,7 +789,8 @@ static int evaluate_rows(Qrels *qr, const Spec *specs, Py_ssize_t n_specs, Rows 
         const Row *r0 = rows + qstart[q];
         Py_ssize_t n = qstart[q + 1] - qstart[q];
         for (Py_ssize_t s = 0; s < n_specs; s++)
-            e->values[k++] = measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], div);
+            e->values[k++] = specs[s].kind >= NUMQ ? trec_measure(&specs[s], r0, n, qr, qi, div)
+                                                   : measure(&specs[s], r0, n, qr->ideal + qr->ideal_start[qi], qr->num_rel[qi], div);
     }
     status = 0;
 done:
@@ -856,7 +872,7 @@ static PyObject *evaluate_block(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "these qrels are being evaluated in another thread");
         return NULL;
     }
-    Spec specs[64];
+    Spec specs[MAX_SPECS];
     Py_ssize_t n_specs;
     if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
     char *rdata;
@@ -1087,7 +1103,7 @@ static PyObject *evaluate_columns(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO!Op", &capsule, &PyTuple_Type, &segments_obj, &specs_obj, &final)) return NULL;
     Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
     if (qr == NULL) return NULL;
-    Spec specs[64];
+    Spec specs[MAX_SPECS];
     Py_ssize_t n_specs;
     if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
     Py_ssize_t n_seg, total;
@@ -1403,7 +1419,7 @@ static PyObject *evaluate_dict(PyObject *self, PyObject *args) {
     }
     Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
     if (qr == NULL) return NULL;
-    Spec specs[64];
+    Spec specs[MAX_SPECS];
     Py_ssize_t n_specs;
     if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
     if (qr->busy) {
@@ -1491,6 +1507,284 @@ static PyObject *qrels_query_ids(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------------------ end of faces block */
 
+/* --------------------------------------------------------------- trec_eval's measures (issue 26, trec-eval) */
+
+/* The rest of trec_eval's default (official) and all_trec sets, so `ranklens trec-eval` runs on this pass
+ * alone: each kind mirrors the reference kernel named beside it operation for operation (the same sums in
+ * rank order, the same divisions), so the values are the reference's. Labels here are never negative (the
+ * parsers decline negative qrels labels), so a row's label is -1 (not in the qrels) or a judgement >= 0;
+ * relevant means label >= 1 (rel=1, the only value declared). spec->param carries the kind's one number
+ * (IPrec's recall, RprecMult's mult, SetF's beta2, TrecRBP's and TrecRBPResidual's p). */
+
+static int needs_cutoff(int kind) {
+    return kind == PREC || kind == RELATIVE_P || kind == SUCCESS || kind == UNJ || kind == LABEL_AT;
+}
+
+/* C's lround of level * R: the c-th relevant document of iprec (kernels/trec_extra.py lround) */
+static Py_ssize_t iprec_count(double level, Py_ssize_t num_rel) { return (Py_ssize_t)lround(level * (double)num_rel); }
+
+/* interpolated precision at recall level (trec_extra.iprec_levels): the best precision at a relevant rank at or
+ * below the c-th relevant one (c = lround(level R)); c <= 0: the best anywhere; c > relevant retrieved: 0 */
+static double iprec_at(const Row *rows, Py_ssize_t n, Py_ssize_t num_rel, double level) {
+    Py_ssize_t c = iprec_count(level, num_rel), seen = 0;
+    double best = 0.0;
+    for (Py_ssize_t r = 0; r < n; r++)
+        if (rows[r].label >= 1) {
+            seen++;
+            double prec = (double)seen / ((double)r + 1.0);
+            if (seen >= c && prec > best) best = prec;
+        }
+    return c > seen ? 0.0 : best;
+}
+
+static const double ELEVEN_POINTS[11] = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+
+/* the gain of a row (linear: the label; not judged: 0) */
+static inline double row_gain(const Row *row) { return row->label > 0 ? (double)row->label : 0.0; }
+
+static double trec_measure(const Spec *s, const Row *rows, Py_ssize_t n, const Qrels *qr, Py_ssize_t qi,
+                           const double *div) {
+    Py_ssize_t k = s->cutoff > 0 && s->cutoff < n ? s->cutoff : n;
+    Py_ssize_t num_rel = qr->num_rel[qi], judged = qr->jstart[qi + 1] - qr->jstart[qi];
+    const int32_t *ideal = qr->ideal + qr->ideal_start[qi];
+    double big_r = (double)num_rel;
+    /* the counts, over the rows the kind reads (the top k, or all): most kinds need none of them */
+    Py_ssize_t hits = 0, rel_ret = 0, nonrel_ret = 0, unjudged = 0;
+    int k_only = s->kind == NUMRELRET || s->kind == RELATIVE_P || s->kind == SUCCESS || s->kind == UNJ;
+    if (k_only || s->kind == UTILITY || s->kind == NONREL_JUDGED_RET || (s->kind >= SET_P && s->kind <= SET_F))
+        for (Py_ssize_t r = 0, upto = k_only ? k : n; r < upto; r++) {
+            hits += rows[r].label >= 1;
+            nonrel_ret += rows[r].label == 0;
+            unjudged += rows[r].label < 0;
+        }
+    rel_ret = hits; /* (over all n rows for the kinds that read rel_ret) */
+    double nd = (double)n, rr = (double)rel_ret;
+    switch (s->kind) {
+    case NUMQ: /* binary.num_q */
+        return 1.0;
+    case NUMRET: /* binary.num_ret */
+        return (double)k;
+    case NUMREL: /* binary.num_rel */
+        return big_r;
+    case NUMRELRET: /* binary.num_rel_ret */
+        return (double)hits;
+    case RPREC: { /* binary.r_precision */
+        Py_ssize_t c = 0;
+        for (Py_ssize_t r = 0; r < n && r < num_rel; r++) c += rows[r].label >= 1;
+        return num_rel > 0 ? (double)c / big_r : 0.0;
+    }
+    case BPREF: { /* incomplete.bpref */
+        double big_n = (double)(judged - num_rel), den = big_n < big_r ? big_n : big_r, total = 0.0, above = 0.0;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            if (rows[r].label >= 1) {
+                double capped = above < big_r ? above : big_r;
+                total += above > 0.0 ? 1.0 - (den > 0.0 ? capped / den : 0.0) : 1.0;
+            } else if (rows[r].label == 0)
+                above += 1.0;
+        }
+        return num_rel > 0 ? total / big_r : 0.0;
+    }
+    case IPREC: /* trec_extra.iprec */
+        return iprec_at(rows, n, num_rel, s->param);
+    case IPREC_AVG: { /* trec_extra.iprec_avg, the eleven default levels summed from the highest down */
+        double total = 0.0;
+        for (int j = 10; j >= 0; j--) total = total + iprec_at(rows, n, num_rel, ELEVEN_POINTS[j]);
+        return total / 11.0;
+    }
+    case INFAP: { /* incomplete.inf_ap (no pooled-but-unjudged label: none is negative) */
+        double total = 0.0, seen = 0.0, nonrel = 0.0;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            if (rows[r].label == 0) nonrel += 1.0;
+            if (rows[r].label < 1) continue;
+            seen += 1.0;
+            double j = (double)r, a = seen - 1.0;
+            total += r == 0 ? 1.0
+                            : 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((a + nonrel + 0.0) / j) *
+                                                    ((a + 1e-5) / (a + nonrel + 2 * 1e-5));
+        }
+        return num_rel > 0 ? total / big_r : 0.0;
+    }
+    case RPREC_MULT: { /* trec_extra.rprec_mult */
+        double c = trunc(s->param * big_r + 0.9);
+        Py_ssize_t got = 0;
+        for (Py_ssize_t r = 0; r < n && (double)r < c; r++) got += rows[r].label >= 1;
+        return c != 0.0 ? (double)got / c : 0.0;
+    }
+    case UTILITY: /* trec_extra.utility at a=1, b=-1, c=0, d=0, num_docs=0 */
+        return 1.0 * rr + -1.0 * (nd - rr) + 0.0 * (big_r - rr) + 0.0 * (0.0 + rr - nd - big_r);
+    case BING: { /* trec_extra.bin_g */
+        double total = 0.0, seen = 0.0;
+        for (Py_ssize_t r = 0; r < n; r++)
+            if (rows[r].label >= 1) {
+                seen += 1.0;
+                total += 1.0 / log2(3.0 + (double)r - seen);
+            }
+        return seen > 0.0 && num_rel > 0 ? total / big_r : 0.0;
+    }
+    case GAIN_G: { /* trec_extra.g_measure, linear gains */
+        double cost = 0.0, got = 0.0, total = 0.0, best = 0.0;
+        for (Py_ssize_t j = 0; j < num_rel; j++) best += (double)ideal[j];
+        for (Py_ssize_t r = 0; r < n; r++) {
+            double g = row_gain(rows + r), star = r < num_rel ? (double)ideal[r] : 0.0;
+            cost += star > 1.0 ? star : 1.0;
+            got += g;
+            if (g != 0.0) total += g / log2(2.0 + cost - got);
+        }
+        return best > 0.0 ? total / best : 0.0;
+    }
+    case NDCG_REL: { /* trec_extra.ndcg_rel, linear gains */
+        double dcg = 0.0, at_rel = 0.0, idcg_full = 0.0;
+        Py_ssize_t positive = 0;
+        for (Py_ssize_t j = 0; j < num_rel; j++) idcg_full += (double)ideal[j] / div[j];
+        double idcg = 0.0;
+        Py_ssize_t built = 0; /* idcg holds the ideal DCG over the first `built` ideal positions */
+        for (Py_ssize_t r = 0; r < n; r++) {
+            double g = row_gain(rows + r);
+            if (g != 0.0) dcg += g / div[r];
+            if (g > 0.0) {
+                positive++;
+                Py_ssize_t upto = (r < num_rel - 1 ? r : num_rel - 1) + 1;
+                while (built < upto) idcg += (double)ideal[built] / div[built], built++;
+                if (num_rel > 0 && idcg != 0.0) at_rel += dcg / idcg;
+            }
+        }
+        double missing = (double)(num_rel - positive);
+        double total = at_rel + (idcg_full != 0.0 ? missing * dcg / idcg_full : 0.0);
+        return total > 0.0 && num_rel != 0 ? total / big_r : 0.0;
+    }
+    case RNDCG: { /* trec_extra.rndcg, linear gains */
+        if (num_rel == 0) return 0.0;
+        double dcg_full = 0.0;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            double g = row_gain(rows + r);
+            if (g != 0.0) dcg_full += g / div[r];
+        }
+        double total = 0.0, count = 0.0, idcg = 0.0, dcg = 0.0;
+        for (Py_ssize_t j = 0; j < num_rel; j++) {
+            idcg += (double)ideal[j] / div[j];
+            if (j < n) {
+                double g = row_gain(rows + j);
+                if (g != 0.0) dcg += g / div[j];
+            }
+            if (j == num_rel - 1 || ideal[j + 1] != ideal[j]) {
+                double at = j + 1 < n ? dcg : dcg_full;
+                total += idcg != 0.0 ? at / idcg : 0.0;
+                count += 1.0;
+            }
+        }
+        if (n > num_rel + 1) {
+            total = total + (idcg != 0.0 ? dcg_full / idcg : 0.0);
+            count += 1.0;
+        }
+        return count > 0.0 ? total / count : NAN;
+    }
+    case RELATIVE_P: { /* trec_extra.relative_p */
+        double kk = (double)s->cutoff, den = kk < big_r ? kk : big_r;
+        return den != 0.0 ? (double)hits / den : 0.0;
+    }
+    case SUCCESS: /* binary.success */
+        return hits > 0 ? 1.0 : 0.0;
+    case SET_P: /* trec_extra.set_p */
+        return n != 0 ? rr / nd : 0.0;
+    case SET_REL_P: { /* trec_extra.set_relative_p */
+        double den = nd < big_r ? nd : big_r;
+        return den != 0.0 ? rr / den : 0.0;
+    }
+    case SET_AP: { /* trec_extra.set_ap */
+        double den = nd * big_r;
+        return den != 0.0 ? rr * rr / den : 0.0;
+    }
+    case SET_F: { /* trec_extra.set_f */
+        double x = s->param, prec = nd != 0.0 ? rr / nd : 0.0, rec = big_r != 0.0 ? rr / big_r : 0.0;
+        double den = x * prec + rec;
+        return rel_ret > 0 ? (den != 0.0 ? (x + 1.0) * prec * rec / den : 0.0) : 0.0;
+    }
+    case UNJ: /* trec_extra.unjudged */
+        return (double)unjudged / (double)s->cutoff;
+    case NONREL_JUDGED_RET: /* trec_extra.num_nonrel_judged_ret */
+        return (double)nonrel_ret;
+    case TREC_RBP: { /* trec_extra.trec_rbp, linear gains: the table 0..L min-max scaled when L > 1 */
+        double top = num_rel > 0 ? (double)ideal[0] : 0.0, p = s->param, pw = 1.0, total = 0.0;
+        for (Py_ssize_t r = 0; r < n; r++, pw *= p) {
+            double g = row_gain(rows + r);
+            if (top > 1.0 && rows[r].label >= 0) g = (g - 0.0) / (top - 0.0);
+            if (g != 0.0) total += g * pw;
+        }
+        return (1.0 - p) * total;
+    }
+    case TREC_RBP_RESID: { /* trec_extra.trec_rbp_residual */
+        double p = s->param, pw = 1.0, total = 0.0;
+        Py_ssize_t unj = 0;
+        for (Py_ssize_t r = 0; r < n; r++, pw *= p)
+            if (rows[r].label < 0) {
+                total += pw;
+                unj++;
+            }
+        return unj > 0 ? pw + (1.0 - p) * total : 0.0;
+    }
+    case LABEL_AT: /* trec_eval's relstring, one rank at a time: the label at rank cutoff (-1: not judged; -2: none) */
+        return s->cutoff <= n ? (double)rows[s->cutoff - 1].label : -2.0;
+    }
+    return 0.0;
+}
+
+/* placeholder_values(qrels, specs) -> list of float
+ *
+ * Every qrels query's values (in qrels_query_ids order, one per spec, query after query) when it is ranked
+ * against trec_eval's placeholder document alone (missing="zero", trec_eval -c: engine/placeholder.py), with
+ * the values trec_eval clears 0 (num_ret, unj, utility, rbp_resid; relstring empty: LABEL_AT -2). */
+static PyObject *placeholder_values(PyObject *self, PyObject *args) {
+    PyObject *capsule, *specs_obj;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &specs_obj)) return NULL;
+    Qrels *qr = (Qrels *)PyCapsule_GetPointer(capsule, "ranklens.qrels");
+    if (qr == NULL) return NULL;
+    Spec specs[MAX_SPECS];
+    Py_ssize_t n_specs;
+    if (read_specs(specs_obj, specs, &n_specs) < 0) return NULL;
+    static const char placeholder[] = "ceci_nest_pas_un_docno";
+    Py_ssize_t plen = (Py_ssize_t)strlen(placeholder);
+    double div[2] = {log2(2.0), log2(3.0)}; /* (one row: rank 0; the ideal: see below) */
+    PyObject *out = PyList_New(qr->queries.n * n_specs);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t q = 0; q < qr->queries.n; q++) {
+        Row row = {1.0, (const unsigned char *)placeholder, fast_hash((const unsigned char *)placeholder, plen),
+                   (int32_t)plen, -1, 0};
+        for (Py_ssize_t k = qr->jstart[q]; k < qr->jstart[q + 1]; k++) {
+            const Judgement *jg = qr->judgements + qr->jorder[k];
+            if (jg->doc_len == plen && memcmp(jg->doc, placeholder, (size_t)plen) == 0) row.label = jg->label;
+        }
+        double *ideal_div = NULL;
+        if (qr->num_rel[q] > 1) { /* (the ideal is longer than the one row: the divisors of every position) */
+            ideal_div = (double *)malloc((size_t)qr->num_rel[q] * sizeof(double));
+            if (ideal_div == NULL) {
+                Py_DECREF(out);
+                return PyErr_NoMemory();
+            }
+            for (Py_ssize_t r = 0; r < qr->num_rel[q]; r++) ideal_div[r] = log2((double)r + 2.0);
+        }
+        const double *d = ideal_div != NULL ? ideal_div : div;
+        for (Py_ssize_t s = 0; s < n_specs; s++) {
+            int kind = specs[s].kind;
+            double v = kind == NUMRET || kind == UNJ || kind == UTILITY || kind == TREC_RBP_RESID ? 0.0
+                       : kind == LABEL_AT                                                      ? -2.0
+                       : kind >= NUMQ ? trec_measure(&specs[s], &row, 1, qr, q, d)
+                                      : measure(&specs[s], &row, 1, qr->ideal + qr->ideal_start[q], qr->num_rel[q], d);
+            PyObject *f = PyFloat_FromDouble(v);
+            if (f == NULL) {
+                free(ideal_div);
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SetItem(out, q * n_specs + s, f);
+        }
+        free(ideal_div);
+    }
+    return out;
+}
+
+/* ---------------------------------------------------------------------- end of trec_eval's measures */
+
 static PyMethodDef methods[] = {
     {"parse_qrels", parse_qrels, METH_VARARGS, "parse_qrels(text) -> None or (qrels, number of queries)"},
     {"evaluate_block", evaluate_block, METH_VARARGS,
@@ -1505,6 +1799,8 @@ static PyMethodDef methods[] = {
     {"evaluate_dict", evaluate_dict, METH_VARARGS,
      "evaluate_dict(qrels, run, specs[, block]) -> None or (the tuple of evaluate_block, int_ids)"},
     {"qrels_query_ids", qrels_query_ids, METH_VARARGS, "qrels_query_ids(qrels) -> every qrels query id (faces)"},
+    {"placeholder_values", placeholder_values, METH_VARARGS,
+     "placeholder_values(qrels, specs) -> every qrels query's values against trec_eval's placeholder (-c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,7 +17,9 @@ only what it reads and computes exactly as the general path does:
   integers, compared as their decimal strings as the general path compares them), scores
   as floats or integers, labels as integers, no nulls; runs decoded by pyarrow in batches (the next ones
   in a thread while the compiled pass evaluates this one), each batch's buffers read in place;
-* the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters;
+* the measures nDCG, DCG, AP, P, RR and R, with or without a cutoff, with their default parameters (the words
+  of ``ranklens eval``'s express form), and trec_eval's default and ``all_trec`` sets (:data:`SUPPORTED_MEASURES`,
+  for ``ranklens trec-eval`` and every face through the dispatcher);
 * the default evaluation policy (no ``--missing``, ``--judged-only``, ``--max-docs``, plugins …).
 
 Anything else, and any line the compiled pass does not read beyond doubt, gives ``None``: the caller then
@@ -62,8 +64,11 @@ __all__ = [
     "BLOCK",
     "SUPPORTED_MEASURES",
     "SUPPORTED_POLICY",
+    "LABEL_AT",
+    "PASSED",
     "ExpressMeasure",
     "ExpressResults",
+    "RankLabel",
     "available",
     "evaluate_express",
     "express_measures",
@@ -76,8 +81,26 @@ __all__ = [
 #: bytes of run text read at a time (each block's queries evaluated before the next is read)
 BLOCK = 8 << 20
 
-#: family → the compiled kernel's number (see ranklens/_cexpress.c)
+#: family → the compiled kernel's number (see ranklens/_cexpress.c); the plain words of the express form
 _KINDS = {"nDCG": 1, "AP": 2, "P": 3, "RR": 4, "R": 5, "DCG": 6}
+
+#: the families of trec_eval's default and all_trec sets the pass computes too (``trec_measure`` of
+#: ``_cexpress.c``; GMAP and GMBpref are AP and bpref per query, aggregated by the family)
+_TREC_KINDS = {
+    "NumQ": 7, "NumRet": 8, "NumRel": 9, "NumRelRet": 10, "Rprec": 11, "Bpref": 12, "GMBpref": 12, "IPrec": 13,
+    "GMAP": 2, "infAP": 14, "RprecMult": 15, "Utility": 16, "IPrecAvg": 17, "BinG": 18, "G": 19, "nDCGRel": 20,
+    "RnDCG": 21, "RelativeP": 22, "Success": 23, "SetP": 24, "SetRelativeP": 25, "SetAP": 26, "SetF": 27,
+    "Unjudged": 28, "NumNonRelJudgedRet": 29, "TrecRBP": 30, "TrecRBPResidual": 31,
+}
+
+#: the kind of trec_eval's relstring, one rank at a time (:class:`RankLabel`; not a measure)
+LABEL_AT = 32
+
+#: a declared parameter whose every value the pass takes: it is handed to the C code with the measure
+PASSED = "passed to the pass"
+
+#: family → its parameter handed to the C code (``Spec.param``)
+_PASSED_PARAMS = {"IPrec": "recall", "RprecMult": "mult", "SetF": "beta2", "TrecRBP": "p", "TrecRBPResidual": "p"}
 
 #: What the compiled pass implements, declared as the compiled provider of :mod:`ranklens.backends`: every
 #: parameter of each family at the value ``_cexpress.c`` computes with. A parsed measure is compared by its
@@ -93,6 +116,37 @@ SUPPORTED_MEASURES: dict[str, dict[str, object]] = {
     "P": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
     "RR": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
     "R": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    # trec_eval's default (official) set
+    "NumQ": {"judged_only": False},
+    "NumRet": {"judged_only": False},
+    "NumRel": {"rel": 1, "judged_only": False},
+    "NumRelRet": {"rel": 1, "judged_only": False},
+    "GMAP": {"rel": 1, "judged_only": False},
+    "Rprec": {"rel": 1, "agg": "mean", "judged_only": False},
+    "Bpref": {"rel": 1, "agg": "mean", "judged_only": False},
+    "IPrec": {"recall": PASSED, "rel": 1, "agg": "mean", "judged_only": False},
+    # the rest of all_trec (relstring by :class:`RankLabel`)
+    "infAP": {"rel": 1, "agg": "mean", "judged_only": False},
+    "GMBpref": {"rel": 1, "judged_only": False},
+    "RprecMult": {"mult": PASSED, "rel": 1, "agg": "mean", "judged_only": False},
+    "Utility": {"a": 1.0, "b": -1.0, "c": 0.0, "d": 0.0, "num_docs": 0, "rel": 1, "agg": "mean", "judged_only": False},
+    "IPrecAvg": {
+        "recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), "rel": 1, "agg": "mean", "judged_only": False,
+    },
+    "BinG": {"rel": 1, "agg": "mean", "judged_only": False},
+    "G": {"gain": "linear", "agg": "mean", "judged_only": False},
+    "nDCGRel": {"gain": "linear", "agg": "mean", "judged_only": False},
+    "RnDCG": {"gain": "linear", "rel": 1, "agg": "mean", "judged_only": False},
+    "RelativeP": {"rel": 1, "agg": "mean", "judged_only": False},
+    "Success": {"rel": 1, "ties": "trec", "agg": "mean", "judged_only": False},
+    "SetP": {"rel": 1, "agg": "mean", "judged_only": False},
+    "SetRelativeP": {"rel": 1, "agg": "mean", "judged_only": False},
+    "SetAP": {"rel": 1, "agg": "mean", "judged_only": False},
+    "SetF": {"beta2": PASSED, "rel": 1, "agg": "mean", "judged_only": False},
+    "Unjudged": {"agg": "mean", "judged_only": False},
+    "NumNonRelJudgedRet": {"rel": 1, "judged_only": False},
+    "TrecRBP": {"p": PASSED, "gain": "linear", "agg": "mean", "judged_only": False},
+    "TrecRBPResidual": {"p": PASSED, "agg": "mean", "judged_only": False},
 }
 
 #: The evaluation policy the compiled pass implements: each field of
@@ -122,7 +176,7 @@ class ExpressResults(Results):
     def __init__(
         self,
         run: str,
-        measures: tuple[Measure | ExpressMeasure, ...],
+        measures: tuple[Measure | ExpressMeasure | RankLabel, ...],
         query_ids: tuple[str, ...],
         values: Any,
         aggregates: tuple[float, ...],
@@ -145,23 +199,28 @@ class _MeanFamily:
     """What the renderers ask of an express measure's family: its values are averaged over queries."""
 
     aggregate = "mean"
+    params: tuple[object, ...] = ()
 
     def is_system(self, m: object) -> bool:
         return False
 
 
 class ExpressMeasure:
-    """A measure of the express path named without the measure language (:func:`express_measures`): its
-    canonical name is the one :func:`ranklens.measures.parse` gives."""
+    """A measure of the express path named without the measure language (:func:`express_measures`,
+    :func:`ranklens.trec_eval.plain.select_plain`): its canonical name is the one
+    :func:`ranklens.measures.parse` gives. ``param`` is the value of the family's parameter the compiled pass
+    takes (:data:`_PASSED_PARAMS`: IPrec's recall …); every other parameter is the registry's default."""
 
-    __slots__ = ("name", "cutoff")
+    __slots__ = ("name", "cutoff", "param")
     family = _MeanFamily()
     params: tuple[tuple[str, object], ...] = ()
 
-    def __init__(self, name: str, cutoff: int | None) -> None:
-        self.name, self.cutoff = name, cutoff
+    def __init__(self, name: str, cutoff: int | None, param: float | None = None) -> None:
+        self.name, self.cutoff, self.param = name, cutoff, param
 
     def __str__(self) -> str:
+        if self.param is not None:
+            return f"{self.name}({_PASSED_PARAMS[self.name]}={self.param!r})"
         return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
 
     def __repr__(self) -> str:
@@ -213,7 +272,7 @@ def express_measures(words: Sequence[str]) -> list[ExpressMeasure] | None:
     return out or None
 
 
-def express_specs(measures: Sequence[Measure | ExpressMeasure]) -> tuple[tuple[int, int], ...] | None:
+def express_specs(measures: Sequence[Measure | ExpressMeasure | RankLabel]) -> tuple[tuple[float, ...], ...] | None:
     """The compiled kernel's ``(kind, cutoff)`` of every measure, or None when it declines one
     (:func:`measures_declined` says why).
 
@@ -223,10 +282,47 @@ def express_specs(measures: Sequence[Measure | ExpressMeasure]) -> tuple[tuple[i
     """
     if measures_declined(measures) is not None:
         return None
-    return tuple((_KINDS[m.name], m.cutoff or 0) for m in measures)
+    return tuple(_spec(m) for m in measures)
 
 
-def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | None:
+def _spec(m: Measure | ExpressMeasure | RankLabel) -> tuple[float, ...]:
+    """The compiled kernel's ``(kind, cutoff)``, or ``(kind, cutoff, parameter)`` (:data:`_PASSED_PARAMS`)."""
+    if isinstance(m, RankLabel):
+        return (LABEL_AT, m.cutoff)
+    kind = _KINDS.get(m.name) or _TREC_KINDS[m.name]
+    passed = _PASSED_PARAMS.get(m.name)
+    if passed is None:
+        return (kind, m.cutoff or 0)
+    if isinstance(m, ExpressMeasure):
+        return (kind, m.cutoff or 0) if m.param is None else (kind, m.cutoff or 0, float(m.param))
+    return (kind, m.cutoff or 0, float(m.get(passed)))
+
+
+class RankLabel:
+    """Not a measure: the label of the document at rank ``cutoff`` (-1 not judged, -2 no document there),
+    what trec_eval's relstring prints one character of; asked of the compiled pass by ``ranklens trec-eval``
+    (:mod:`ranklens.trec_eval.runner`) and averaged by no one.
+
+    >>> str(RankLabel(3))
+    'label@3'
+    """
+
+    __slots__ = ("cutoff",)
+    name = "label"
+    family = _MeanFamily()
+    params: tuple[tuple[str, object], ...] = ()
+
+    def __init__(self, cutoff: int) -> None:
+        self.cutoff = cutoff
+
+    def __str__(self) -> str:
+        return f"label@{self.cutoff}"
+
+    def __repr__(self) -> str:
+        return f"RankLabel({self.cutoff})"
+
+
+def measures_declined(measures: Sequence[Measure | ExpressMeasure | RankLabel]) -> str | None:
     """Why the compiled pass does not compute ``measures`` (None: it does): a family it lacks, or a parameter
     whose resolved value is not the one it implements (:data:`SUPPORTED_MEASURES`). A plain word of the
     command line (:class:`ExpressMeasure`) means the registry's defaults, which the declaration matches
@@ -240,11 +336,13 @@ def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | Non
     """
     if not measures:
         return "no measure"
-    seen: set[tuple[str, object]] = set()
+    seen: set[tuple[object, ...]] = set()
     for m in measures:
+        if isinstance(m, RankLabel):
+            continue
         declared = SUPPORTED_MEASURES.get(m.name)
         if declared is None:
-            return f"{m}: the compiled pass implements {', '.join(SUPPORTED_MEASURES)} only"
+            return f"{m}: the compiled pass does not implement {m.name} (ranklens.express.SUPPORTED_MEASURES lists what it does)"
         if type(m.cutoff) not in (int, type(None)):
             return f"{m}: a cutoff that is not a whole number"
         if isinstance(m, ExpressMeasure):
@@ -253,12 +351,17 @@ def measures_declined(measures: Sequence[Measure | ExpressMeasure]) -> str | Non
             value = m.get(param.name)
             if param.name not in declared:
                 return f"{m}: {param.name}={value}; the compiled pass declares nothing for {param.name}"
+            if declared[param.name] is PASSED:
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    continue
+                return f"{m}: {param.name}={value}; the compiled pass takes a finite number"
             if value != declared[param.name]:
                 return f"{m}: {param.name}={value}; the compiled pass implements {param.name}={declared[param.name]}"
     for m in measures:
-        if (m.name, m.cutoff) in seen:
+        key = (m.name, *_spec(m))
+        if key in seen:
             return f"{m}: asked for twice"
-        seen.add((m.name, m.cutoff))
+        seen.add(key)
     return None
 
 
@@ -354,7 +457,7 @@ def _add_block(out: _Run, got: tuple) -> bool:  # type: ignore[type-arg]
 
 
 def _evaluate_run(
-    qrels: object, f: BinaryIO, specs: tuple[tuple[int, int], ...], block: int, update: Callable[[int, int], None]
+    qrels: object, f: BinaryIO, specs: tuple[tuple[float, ...], ...], block: int, update: Callable[[int, int], None]
 ) -> _Run | None:
     """One run file evaluated block by block (a query whole in one block), or None when the compiled pass
     declines a block or a query comes back after others in a later block (the general path reads such a
@@ -514,7 +617,7 @@ def _parquet_qrels(path: str) -> tuple[object, int] | None:
 
 
 def _evaluate_parquet_run(
-    qrels: object, path: str, specs: tuple[tuple[int, int], ...], batch_rows: int | None,
+    qrels: object, path: str, specs: tuple[tuple[float, ...], ...], batch_rows: int | None,
     update: Callable[[int, int], None],
 ) -> _Run | None:
     """One Parquet run evaluated batch by batch (:func:`ranklens.data.parquet_batches.parquet_batches`,
@@ -560,7 +663,7 @@ def _evaluate_parquet_run(
 def evaluate_express(
     qrels: str,
     runs: Sequence[str],
-    measures: Sequence[Measure | ExpressMeasure],
+    measures: Sequence[Measure | ExpressMeasure | RankLabel],
     *,
     names: Sequence[str | None] | None = None,
     block: int = BLOCK,
@@ -596,8 +699,8 @@ def evaluate_express(
 def _evaluate(
     qrels: str,
     runs: Sequence[str],
-    measures: Sequence[Measure | ExpressMeasure],
-    specs: tuple[tuple[int, int], ...],
+    measures: Sequence[Measure | ExpressMeasure | RankLabel],
+    specs: tuple[tuple[float, ...], ...],
     names: Sequence[str | None] | None,
     block: int,
     batch_rows: int | None,
@@ -647,12 +750,17 @@ def _evaluate(
     results = []
     width = len(specs)
     every = _cexpress.qrels_query_ids(judged) if zero else ()
+    placeholder: list[float] | None = None
     for label, r in zip(labels, done):
         absent = n_judged_queries - len(r.query_ids)
-        if zero and absent:  # (missing="zero": the qrels queries the run lacks, each 0)
+        if zero and absent:  # (missing="zero": the qrels queries the run lacks, against trec_eval's placeholder)
             answered = set(r.query_ids)
-            r.query_ids += [q for q in every if q not in answered]
-            r.values += [0.0] * (absent * width)
+            if placeholder is None:
+                placeholder = _cexpress.placeholder_values(judged, specs)
+            for i, q in enumerate(every):
+                if q not in answered:
+                    r.query_ids.append(q)
+                    r.values += placeholder[i * width : (i + 1) * width]
         order = sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__)  # (bytewise: the ids are ASCII)
         query_ids = tuple(r.query_ids[i] for i in order)
         rows = array("d")

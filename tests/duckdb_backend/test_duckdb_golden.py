@@ -19,11 +19,15 @@ from ranklens.duckdb.files import evaluate_run_paths  # noqa: E402
 
 
 def _name(trec: str) -> str | None:
+    """The ranklens name of a trec_eval column whose family the SQL formulation expresses."""
+    from ranklens.sql import SQL_MEASURES
+
     if trec == "Rprec":
         return "Rprec"
     if trec.startswith("success_") and trec[8:].isdigit():
         return f"Success@{trec[8:]}"
-    return golden._ranklens_name(trec)
+    name = golden._ranklens_name(trec)  # (the compiled declaration's: more families than SQL's)
+    return name if name is not None and name.split("@")[0] in SQL_MEASURES else None
 
 
 def _expected(case: str) -> dict[str, dict[str, float]]:

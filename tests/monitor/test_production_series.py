@@ -154,12 +154,13 @@ def test_production_alerts_live_in_the_alert_table_with_their_own_key(app: Any) 
     assert page.status_code == 200 and "production window 2026-01-05T00:00:00Z" in page.text
 
 
-def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", backends())
+def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path, backend: str) -> None:
     """With ``refresh_interval`` the server refreshes by itself; a pass without new data stores nothing
-    (counters, not clocks: the test waits for the refresher's counts)."""
+    (counters, not clocks: the test waits for the refresher's counts). On SQLite and on PostgreSQL."""
     import time
 
-    with in_process_app("sqlite", tmp_path, refresh_interval=0.05) as app:
+    with in_process_app(backend, tmp_path, refresh_interval=0.05) as app:
         refresher = app.app.state.refresher
         imps = [_imp("r1", "a", 1, T0 + 3600), _imp("r1", "b", 2, T0 + 3600)]
         app.post("/api/v1/projects/bg/ingest", json={"impressions": imps, "events": [_click("r1", "b", T0 + 3700)]}, headers=AUTH)
@@ -181,3 +182,70 @@ def test_the_background_refresh_revises_the_series_without_a_call(tmp_path: Path
         assert w["revision"] == 2 and w["value"] == pytest.approx(1.0, abs=1e-12)
     with in_process_app("sqlite", tmp_path / "off") as app:
         assert app.app.state.refresher is None  # off unless configured
+
+
+def test_the_position_bias_setting_refits_theta_per_window_as_compute_windows_does(app: Any) -> None:
+    """``position_bias`` in the production settings: the stored IPS and ``theta@p`` rows are those of
+    ``compute_windows(position_bias="em")`` on the same logs; null goes back to the DCG discount; anything else
+    is refused with the field named."""
+    import sys
+
+    from ranklens.production import compute_windows
+
+    repo = str(Path(__file__).resolve().parents[2])
+    if repo not in sys.path:
+        sys.path.insert(0, repo)
+    from bench.refresh_bench import generate
+
+    imp, ev = generate(3000, seed=11, hours=2.0)
+    imps = [{"id": f"i{i}", **row} for i, row in enumerate(imp.to_dicts())]
+    evs = [{"id": f"e{i}", **row} for i, row in enumerate(ev.to_dicts())]
+    r = app.post("/api/v1/projects/pb/ingest", json={"impressions": imps, "events": evs}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    settings = {"labels": RULES, "window": "1h", "label_delay": "1h", "measures": ["IPS-DCG@5"], "position_bias": "em"}
+    assert app.post("/api/v1/projects/pb/windows/refresh", json=settings, headers=AUTH).status_code == 200
+    assert app.get("/api/v1/projects/pb/production", headers=AUTH).json()["settings"]["position_bias"] == "em"
+    stored = {(w["start"], w["segment"], w["system"], w["measure"]): w["value"]
+              for w in app.get("/api/v1/projects/pb/windows", headers=AUTH).json()["windows"]}
+    expected = compute_windows(imp, ev, RULES, window="1h", label_delay="1h", measures=["IPS-DCG@5"], segment_col="segment",
+                               system_col="system", position_bias="em")
+    assert any(k[3] == "theta@2" for k in stored)  # the fit is in the series
+    assert len(stored) == len(expected.windows)
+    for w in expected.windows:
+        assert stored[(w.start, w.segment, w.system, w.measure)] == pytest.approx(w.value, rel=1e-9)
+    # null: the DCG discount again, no theta rows among the current values
+    assert app.post("/api/v1/projects/pb/windows/refresh", json={"position_bias": None}, headers=AUTH).status_code == 200
+    current = app.get("/api/v1/projects/pb/windows", headers=AUTH).json()["windows"]
+    plain = compute_windows(imp, ev, RULES, window="1h", label_delay="1h", measures=["IPS-DCG@5"], segment_col="segment",
+                            system_col="system")
+    assert {w["measure"] for w in current if w["value"] is not None and not w["measure"].startswith("theta")} == {"IPS-DCG@5"}
+    by_key = {(w["start"], w["segment"], w["system"], w["measure"]): w["value"] for w in current}
+    for w in plain.windows:
+        assert by_key[(w.start, w.segment, w.system, w.measure)] == pytest.approx(w.value, rel=1e-9)
+    bad = app.post("/api/v1/projects/pb/windows/refresh", json={"position_bias": "magic"}, headers=AUTH)
+    assert bad.status_code == 400 and "position_bias" in bad.text
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_the_stored_logs_read_back_as_sent(tmp_path: Path, backend: str) -> None:
+    """What a refresh reads (``_frames``: COPY as CSV on PostgreSQL, blocks of rows on SQLite) is what was
+    ingested: ids with commas, quotes, newlines and non-ASCII, in ingestion order."""
+    from ranklens.monitor.production import _frames
+
+    from .conftest import in_process_monitor
+
+    odd = ['r,1', 'r"2"', "r\n3", "ré 4", "r5"]
+    imps = [{"id": f"i{k}", "request": r, "query": r, "item": f"d,{k}", "position": k + 1, "score": 0.5 - k,
+             "timestamp": T0 + k, "segment": "s\n", "system": "A"} for k, r in enumerate(odd)]
+    evs = [{"id": "e1", "request": 'r"2"', "item": "d,1", "event": "click", "timestamp": T0 + 99, "value": 0.25}]
+    with in_process_monitor(backend, tmp_path) as monitor:
+        from ranklens.monitor.ingest import ingest_batch
+
+        monitor.db.write(lambda s: ingest_batch(s, "odd", {"impressions": imps, "events": evs}))
+        with monitor.db.read() as s:
+            from ranklens.monitor.production import _project_id
+
+            got_imp, got_ev = _frames(s, _project_id(s, "odd"))
+    assert got_imp.rows() == [(i["request"], i["query"], i["item"], i["position"], i["score"], float(i["timestamp"]),
+                              i["segment"], i["system"]) for i in imps]
+    assert got_ev.rows() == [('r"2"', "d,1", "click", float(T0 + 99), 0.25)]

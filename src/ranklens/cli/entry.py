@@ -1,8 +1,8 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so do plain ``ranklens
-trec-eval``, ``ranklens gate`` and ``ranklens compare`` command lines (:mod:`ranklens.cli.express_trec_eval`,
-:mod:`ranklens.cli.express_gate`, :mod:`ranklens.cli.express_compare`: no click); everything else, and whatever the express forms do not take,
-goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so do ``ranklens trec-eval`` in
+its common forms (:mod:`ranklens.cli.trec_eval_express`) and plain ``ranklens gate`` and ``ranklens compare``
+command lines (:mod:`ranklens.cli.express_gate`, :mod:`ranklens.cli.express_compare`): no click; everything
+else, and whatever those do not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
 
@@ -19,19 +19,19 @@ def main() -> None:
         status = run(sys.argv[1:])
         if status is not None:
             sys.exit(status)
-    elif len(sys.argv) > 2 and sys.argv[1] == "trec-eval":
-        from ranklens.cli.express_trec_eval import run as run_trec_eval
+    if len(sys.argv) > 3 and sys.argv[1] == "trec-eval":  # (its common forms without click)
+        from ranklens.cli.trec_eval_express import run as trec_eval
 
-        status = run_trec_eval(sys.argv[1:])
+        status = trec_eval(sys.argv[1:])
         if status is not None:
             sys.exit(status)
-    elif len(sys.argv) > 2 and sys.argv[1] == "gate":
+    if len(sys.argv) > 2 and sys.argv[1] == "gate":
         from ranklens.cli.express_gate import run as run_gate
 
         status = run_gate(sys.argv[1:])
         if status is not None:
             sys.exit(status)
-    elif len(sys.argv) > 2 and sys.argv[1] == "compare":
+    if len(sys.argv) > 2 and sys.argv[1] == "compare":
         from ranklens.cli.express_compare import run as run_compare
 
         status = run_compare(sys.argv[1:])

@@ -66,6 +66,7 @@ def align(
     max_docs: int | None = None,
     depth: int | None = None,
     map_negative_labels: bool = False,
+    judged_by: np.ndarray | None = None,
 ) -> tuple[RankedLists, AlignReport]:
     """Join ``run`` to ``qrels`` and sort it into ranked lists.
 
@@ -85,6 +86,10 @@ def align(
             neither joined nor kept; unlike ``max_docs`` this is an optimisation, not reported.
         map_negative_labels: recorded in the lists for the gain kernels: a gain map naming a negative
             label applies to it (the Evaluator) or, as in trec_eval, never does (``ranklens trec-eval``).
+        judged_by: shared judgements — for each of the run's query codes, the code of the qrels query whose
+            labels judge it (-1: none, the query is not evaluated). Several run queries (e.g. the requests of one
+            production query) then share one qrels query, held once, instead of the qrels repeating its labels
+            under every run query's id; the lists' queries are the run's. Only with ``query_set="intersect"``.
 
     Real-valued qrels (float64 labels) give float64 ``labels`` with the same NONPOOL/UNJUDGED markers.
     """
@@ -102,8 +107,16 @@ def align(
         qlabel = np.maximum(qlabel, 0)
 
     nq_qrels = qrels.num_queries
-    # map the run's (small) query vocabulary onto the qrels' one, then take per row
-    qmap = _query_map(run, qrels)
+    out_ids = qrels.query_ids  # the ids of the lists' queries (the qrels', or the run's with judged_by)
+    if judged_by is not None:
+        judged_by = np.asarray(judged_by, dtype=np.int64)
+        if query_set != "intersect" or judged_by.shape != (len(run.query_ids),):
+            raise InputError("judged_by needs query_set='intersect' and one qrels code per run query")
+        qmap = np.where(judged_by >= 0, np.arange(judged_by.size), -1)  # the lists' queries are the run's
+        nq_qrels, out_ids = judged_by.size, run.query_ids
+    else:
+        # map the run's (small) query vocabulary onto the qrels' one, then take per row
+        qmap = _query_map(run, qrels)
     rq = qmap[run.query] if run.query.size else np.empty(0, np.int32)
     keep = rq >= 0
     run_only_rows = int(keep.size - np.count_nonzero(keep))
@@ -154,7 +167,7 @@ def align(
     del perm, rows
 
     # the join with the qrels, only for the rows that will be used
-    labels = _labels(qrels, qlabel, run, rdoc, rq)
+    labels = _labels(qrels, qlabel, run, rdoc, rq if judged_by is None else judged_by[rq])
 
     removed = 0
     if judged_only:
@@ -166,7 +179,10 @@ def align(
 
     present = np.zeros(nq_qrels, dtype=bool)
     present[np.unique(qmap[qmap >= 0])] = True
-    qrels_only = int(nq_qrels - np.count_nonzero(present))
+    if judged_by is None:
+        qrels_only = int(nq_qrels - np.count_nonzero(present))
+    else:  # the qrels queries judging no run query
+        qrels_only = int(qrels.num_queries - np.unique(judged_by[present]).size)
     if query_set == "error" and qrels_only:
         missing = qrels.query_ids.filter(from_numpy(~present)).to_pylist()
         raise QuerySetError(
@@ -183,6 +199,8 @@ def align(
     # the qrels (a streamed block evaluates a few hundred of them)
     qoff = _qrels_offsets(qrels)
     ev_q = np.flatnonzero(evaluated)
+    if judged_by is not None:
+        ev_q = judged_by[ev_q]  # each evaluated run query's ideal is its judging qrels query's
     ideal_counts = qoff[ev_q + 1] - qoff[ev_q]
     ideal_offsets = np.concatenate(([0], np.cumsum(ideal_counts))).astype(np.int64)
     ideal_rows = np.repeat(qoff[ev_q] - ideal_offsets[:-1], ideal_counts) + np.arange(ideal_offsets[-1])
@@ -193,7 +211,7 @@ def align(
     iperm = np.lexsort((-il if real else -il.astype(np.int64), iq))
 
     lists = RankedLists(
-        query_ids=qrels.query_ids.filter(from_numpy(np.asarray(evaluated))),
+        query_ids=out_ids.filter(from_numpy(np.asarray(evaluated))),
         offsets=offsets,
         labels=labels,
         scores=scores,

@@ -128,7 +128,7 @@ class Evaluator:
         lists, report = self._align(_as_run(run, columns=self.run_columns, format=self.run_format), order)
         return lists, report.messages()
 
-    def _align(self, run: Run, order: str, judged_only: bool = False) -> tuple[RankedLists, AlignReport]:
+    def _align(self, run: Run, order: str, judged_only: bool = False, judged_by: np.ndarray | None = None) -> tuple[RankedLists, AlignReport]:
         return align(
             self.qrels,
             run,
@@ -139,6 +139,7 @@ class Evaluator:
             max_docs=self.max_docs,
             depth=self.depth,
             map_negative_labels=True,
+            judged_by=judged_by,
         )
 
     def __call__(self, run: Any, *, name: str | None = None, warn: bool = True) -> Results:
@@ -159,7 +160,8 @@ class Evaluator:
         return res
 
     def results(
-        self, r: Run, *, allow_empty: bool = False, block_users: int | None = None, tally: BlockTally | None = None
+        self, r: Run, *, allow_empty: bool = False, block_users: int | None = None, tally: BlockTally | None = None,
+        judged_by: np.ndarray | None = None,
     ) -> Results:
         """Evaluate a :class:`Run`; ``allow_empty`` returns a Results over zero queries instead of raising
         (for callers that evaluate a run in parts, such as streaming).
@@ -168,7 +170,21 @@ class Evaluator:
         :data:`~ranklens.engine.blocked.BLOCK_USERS` users (or ``block_users``, any size) a block of users at a
         time: the same values, bit for bit (:mod:`ranklens.engine.blocked`), with the memory of one block's
         alignment. ``tally``: this run is one block of a bigger evaluation; its system-level measures and
-        its note counts go into the tally (the caller words them and computes the values at the end)."""
+        its note counts go into the tally (the caller words them and computes the values at the end).
+
+        ``judged_by``: shared judgements (:func:`~ranklens.engine.alignment.align`): the qrels query judging each
+        of the run's queries (by run query code, -1: none); the results are per run query. Not with side tables.
+
+        >>> from ranklens.data.qrels import Qrels
+        >>> from ranklens.data.run import Run
+        >>> qrels = Qrels.from_dict({"q": {"a": 1, "b": 0}})
+        >>> run = Run.from_dict({"r1": {"a": 2.0, "b": 1.0}, "r2": {"a": 1.0, "b": 2.0}, "r3": {"a": 1.0}})
+        >>> res = Evaluator(["RR"], qrels).results(run, judged_by=np.array([0, 0, -1]))  # r3: no judgements
+        >>> res.per_query("RR")
+        {'r1': 1.0, 'r2': 0.5}
+        """
+        if judged_by is not None and (self._side.active or self._blocks(r, block_users)):
+            raise InputError("judged_by does not go with side tables or system-level measures")
         if tally is None and self._blocks(r, block_users):
             return self._results_blocked(r, block_users or BLOCK_USERS)
         by_order: dict[tuple[str, bool], list[int]] = {}  # (tie order, the measure's own judged_only)
@@ -186,7 +202,7 @@ class Evaluator:
         self.last_report: AlignReport | None = None
         self.last_pool: SelfPool | None = None
         for (order, judged), idx in by_order.items():
-            lists, report = self._align(r, order, judged)
+            lists, report = self._align(r, order, judged) if judged_by is None else self._align(r, order, judged, judged_by)
             self.last_report = report
             if self.last_pool is None and any(self.measures[j].name in POOL_IDEAL_FAMILIES for j in idx):
                 self.last_pool = self_pool_depths(lists)

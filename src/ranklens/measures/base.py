@@ -14,7 +14,10 @@ from typing import Any, Literal
 
 from ranklens.errors import MeasureError
 
-__all__ = ["AGG", "AGGREGATES", "JUDGED_ONLY", "MAX_CUTOFF", "Family", "Measure", "Param", "cutoff_of"]
+__all__ = ["AGG", "AGGREGATES", "JUDGED_ONLY", "MAX_CUTOFF", "MIN_GEO_MEAN", "Family", "Measure", "Param", "cutoff_of"]
+
+#: trec_eval's floor for geometric means (gm_map, gm_bpref; the gmean aggregate)
+MIN_GEO_MEAN = 1e-5
 
 #: the largest cutoff (2^31 - 1): no ranking is longer, and every measure computes at it; a larger one is an
 #: error of the measure's name, never an overflow deeper down (issue 22 item 17)

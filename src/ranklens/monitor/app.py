@@ -579,7 +579,8 @@ _INGEST_BODY = {"required": True, "content": {"application/json": {"schema": {
 _REFRESH_BODY = {"required": False, "content": {"application/json": {"schema": {
     "type": "object", "additionalProperties": False,
     "properties": {"labels": {"type": "object"}, "window": {"type": "string"}, "label_delay": {"type": "string"},
-                   "measures": {"type": "array", "items": {"type": "string"}}, "reference_window": {"type": ["string", "null"]}},
+                   "measures": {"type": "array", "items": {"type": "string"}}, "reference_window": {"type": ["string", "null"]},
+                   "position_bias": {"enum": ["em", "intervention", None]}},
     }}}}  # the id column is 32-bit: beyond it is a 422, not a database error
 
 

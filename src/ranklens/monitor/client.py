@@ -172,7 +172,7 @@ class MonitorClient:
 
     def refresh_windows(self, project: str, **settings: Any) -> dict[str, Any]:
         """Recompute the per-window series; ``settings`` (labels, window, label_delay, measures,
-        reference_window) update the project's production settings first."""
+        reference_window, position_bias) update the project's production settings first."""
         return self.request("POST", f"/api/v1/projects/{_q(project)}/windows/refresh", json_body=settings)  # type: ignore[no-any-return]
 
     def production(self, project: str) -> dict[str, Any]:

@@ -354,7 +354,8 @@ class IngestEvent(Base):
 
 class ProductionSettings(Base):
     """How a project's per-window series is computed: the label rules (JSON of the TOML's tables), the window
-    width, the label delay, the measures (JSON list) and the drift reference window."""
+    width, the label delay, the measures (JSON list), the drift reference window and the position-bias refit of
+    IPS per window (``em``, ``intervention`` or NULL: the DCG discount)."""
 
     __tablename__ = "production_settings"
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
@@ -363,6 +364,7 @@ class ProductionSettings(Base):
     label_delay: Mapped[str] = mapped_column(String(20))
     measures: Mapped[str] = mapped_column(Text)
     reference_window: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    position_bias: Mapped[str | None] = mapped_column(String(20), nullable=True)
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -12,6 +12,7 @@ the series (:mod:`ranklens.monitor.production_alerts`).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from typing import Any
@@ -34,7 +35,8 @@ from ranklens.monitor.models import (
 __all__ = ["DEFAULT_MEASURES", "production_view", "refresh_windows", "set_settings", "windows_view"]
 
 DEFAULT_MEASURES = ("nDCG@10", "DCG@10", "IPS-DCG@10")
-_SETTINGS_KEYS = {"labels", "window", "label_delay", "measures", "reference_window"}
+_SETTINGS_KEYS = {"labels", "window", "label_delay", "measures", "reference_window", "position_bias"}
+_POSITION_BIAS = ("em", "intervention")
 
 
 def _table(model: Any) -> Table:
@@ -51,7 +53,8 @@ def _project_id(s: Session, project: str) -> int:
 def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSettings:
     """Store (or update) the project's production settings; every given field is checked before it is
     stored: ``labels`` (the rules of ``labels from-events`` as a JSON object), ``window`` (``1h``, ``1d``),
-    ``label_delay``, ``measures`` and ``reference_window``."""
+    ``label_delay``, ``measures``, ``reference_window`` and ``position_bias`` (``em`` or ``intervention``: θ of
+    IPS refitted on every window; null: the DCG discount)."""
     from ranklens.labels import load_rules
     from ranklens.production.logs import parse_duration
     from ranklens.production.windows import _split_measures
@@ -74,6 +77,8 @@ def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSe
         if not isinstance(body["measures"], list) or not body["measures"]:
             raise MonitorError("'measures' must be a non-empty list such as [\"nDCG@10\", \"IPS-DCG@10\"]")
         _split_measures([str(m) for m in body["measures"]])
+    if body.get("position_bias") not in (None, *_POSITION_BIAS):
+        raise MonitorError(f"'position_bias' must be \"em\", \"intervention\" or null; got {body['position_bias']!r}")
     if current is None:
         current = ProductionSettings(project_id=pid, rules="{}", window="1d", label_delay="24h",
                                      measures=json.dumps(list(DEFAULT_MEASURES)))
@@ -88,31 +93,56 @@ def set_settings(s: Session, project: str, body: dict[str, Any]) -> ProductionSe
         current.measures = json.dumps([str(m) for m in body["measures"]])
     if "reference_window" in body:
         current.reference_window = body["reference_window"] or None
+    if "position_bias" in body:
+        current.position_bias = body["position_bias"]
     current.updated_at = utcnow()
     s.flush()
     return current
 
 
 def _frames(s: Session, pid: int) -> tuple[Any, Any]:
-    """The project's impressions and events as polars frames, read through the driver's cursor (SQLAlchemy
-    rows cost more than the query on a day of logs)."""
-    import polars as pl
-
+    """The project's impressions and events as polars frames: on PostgreSQL by ``COPY … TO STDOUT`` (CSV read by
+    polars: no Python object per value), on SQLite through the driver's cursor in blocks of :data:`_READ_BLOCK`
+    rows (SQLAlchemy rows cost more than the query; one block of Python tuples at a time bounds the memory)."""
     conn = s.connection()
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
-    imp_types = {"request": pl.Utf8, "query": pl.Utf8, "item": pl.Utf8, "position": pl.Int64, "score": pl.Float64,
-                 "timestamp": pl.Float64, "segment": pl.Utf8, "system": pl.Utf8}
-    ev_types = {"request": pl.Utf8, "item": pl.Utf8, "event": pl.Utf8, "timestamp": pl.Float64, "value": pl.Float64}
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    postgres = conn.dialect.name == "postgresql"
     try:
-        cursor.execute("SELECT request, query, item, position, score, ts, segment, system FROM ingest_impressions "
-                       f"WHERE project_id = {mark} ORDER BY id", (pid,))
-        impressions = pl.DataFrame(cursor.fetchall(), schema=imp_types, orient="row")
-        cursor.execute(f"SELECT request, item, event, ts, value FROM ingest_events WHERE project_id = {mark} ORDER BY id", (pid,))
-        events = pl.DataFrame(cursor.fetchall(), schema=ev_types, orient="row")
+        impressions = _read(cursor, "SELECT request, query, item, position, score, ts, segment, system FROM ingest_impressions "
+                            f"WHERE project_id = {int(pid)} ORDER BY id", _IMP_TYPES, postgres)
+        events = _read(cursor, f"SELECT request, item, event, ts, value FROM ingest_events WHERE project_id = {int(pid)} ORDER BY id",
+                       _EV_TYPES, postgres)
     finally:
         cursor.close()
     return impressions, events
+
+
+_READ_BLOCK = 200_000
+
+
+def _read(cursor: Any, sql: str, names: dict[str, str], postgres: bool) -> Any:
+    import polars as pl
+
+    schema = {k: {"str": pl.Utf8, "int": pl.Int64, "float": pl.Float64}[v] for k, v in names.items()}
+    if postgres:
+        out = io.BytesIO()
+        with cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)") as copy:
+            for block in copy:
+                out.write(block)
+        if not out.tell():
+            return pl.DataFrame(schema=schema)
+        # quoted fields keep commas, quotes and newlines; an empty unquoted field is NULL, as PostgreSQL wrote it
+        return pl.read_csv(out.getvalue(), has_header=False, new_columns=list(schema), schema=schema)
+    cursor.execute(sql)
+    frames = []
+    while rows := cursor.fetchmany(_READ_BLOCK):
+        frames.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+_IMP_TYPES = {"request": "str", "query": "str", "item": "str", "position": "int", "score": "float", "timestamp": "float",
+              "segment": "str", "system": "str"}
+_EV_TYPES = {"request": "str", "item": "str", "event": "str", "timestamp": "float", "value": "float"}
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -144,7 +174,7 @@ def refresh_windows(s: Session, project: str, body: dict[str, Any] | None = None
         report = compute_windows(
             impressions, events, json.loads(settings.rules), window=settings.window, measures=json.loads(settings.measures),
             segment_col="segment", system_col="system", label_delay=settings.label_delay,
-            reference_window=settings.reference_window, n_boot=n_boot,
+            reference_window=settings.reference_window, n_boot=n_boot, position_bias=settings.position_bias,
         )
     except InputError as exc:
         raise MonitorError(str(exc)) from None
@@ -229,7 +259,8 @@ def production_view(s: Session, project: str) -> dict[str, Any]:
         "project": project,
         "settings": None if settings is None else {
             "labels": json.loads(settings.rules), "window": settings.window, "label_delay": settings.label_delay,
-            "measures": json.loads(settings.measures), "reference_window": settings.reference_window},
+            "measures": json.loads(settings.measures), "reference_window": settings.reference_window,
+            "position_bias": settings.position_bias},
         "refreshed": None if last is None else {"id": last.id, "at": last.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "as_of": last.as_of,
                                                   "counts": json.loads(last.counts), "revised": last.revised},
         "windows": windows_view(s, project)["windows"],

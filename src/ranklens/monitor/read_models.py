@@ -526,6 +526,7 @@ class ProductionSettingsRow(_Read):
     label_delay: str
     measures: list[str]
     reference_window: str | None
+    position_bias: str | None = None
 
 
 class RefreshRow(_Read):

@@ -8,7 +8,9 @@ time converting ids to Python strings).
 * :func:`ips_values` — IPS/SNIPS-DCG@k per group, each request its own context and page (the estimator of
   :func:`ranklens.unbiased.ips_dcg` with ``query = impression = request``, checked equal to it in
   ``tests/production/test_aggregate.py``), with an analytic interval: normal over pages for IPS (a mean of
-  per-page rewards), the delta method for SNIPS (a ratio of three page means).
+  per-page rewards), the delta method for SNIPS (a ratio of three page means). The estimator and its standard
+  error are :func:`ranklens.engine.ips.ips_by_group`'s, every group in one call — the function ``ips_dcg`` calls
+  with one group: one formulation.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ranklens.engine.ips import ips_by_group
 from ranklens.errors import InputError
 
 __all__ = ["engine_values", "ips_values", "normal_interval"]
@@ -56,10 +59,11 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     ``__signal_NAME`` per signal of ``rules`` (a :class:`~ranklens.labels.LabelRules`).
     """
     import polars as pl
+    import pyarrow.compute as pc
 
     from ranklens.data.qrels import Qrels
     from ranklens.data.run import Run
-    from ranklens.engine import evaluate
+    from ranklens.engine import Evaluator
     from ranklens.labels.engagement import LABELLED, grade_pairs, pair_aggregations
 
     for s in rules.signals:
@@ -71,19 +75,29 @@ def engine_values(frame: Any, n_groups: int, rules: Any, group_col: str, measure
     signals = [pl.col(f"__signal_{s.name}").alias(s.name) for s in rules.signals]
     base = frame.select("__g", pl.col(group_col).alias("__q"), "item", *signals)
     pairs = grade_pairs(base.group_by(["__g", "__q", "item"]).agg(pair_aggregations(rules)), rules)
-    labelled = pairs.filter(pl.col("status") == LABELLED).select("__g", "__q", "item", "grade")
+    # (sorted: the qrels' queries come in runs, which the engine interns by their first rows)
+    labelled = pairs.filter(pl.col("status") == LABELLED).select("__g", "__q", "item", "grade").sort(["__g", "__q"])
     requests = frame.select("__g", "request", pl.col(group_col).alias("__q")).unique(["__g", "request"])
-    qid = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("request")], separator=_SEP).alias("qid")
-    judged = requests.join(labelled, on=["__g", "__q"], how="inner").select(qid, "item", "grade")
     total = np.bincount(requests["__g"].to_numpy(), minlength=n_groups)
-    if judged.height == 0:
+    if labelled.height == 0:
         return {m: [np.zeros(0)] * n_groups for m in measures}, total
-    q = Qrels.from_arrays(judged["qid"].to_arrow(), judged["item"].to_arrow(), judged["grade"].to_numpy(), source="<window labels>")
+    # the labels are held once per (group, query) — not repeated under every request of it — and each request
+    # is judged by its (group, query)'s (the engine's shared judgements, ``judged_by``)
+    key = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("__q")], separator=_SEP)
+    q = Qrels.from_arrays(labelled.select(key)[:, 0].to_arrow(), labelled["item"].to_arrow(), labelled["grade"].to_numpy(),
+                          source="<window labels>")
+    qid = pl.concat_str([pl.col("__g").cast(pl.Utf8), pl.col("request")], separator=_SEP).alias("qid")
     runf = frame.select(qid, "item", "score")
     run = Run.from_arrays(runf["qid"].to_arrow(), runf["item"].to_arrow(), runf["score"].to_numpy(), name="window")
+    del runf
+    # the (group, query) of each of the run's queries, by the run's query code (its vocabulary is sorted)
+    req = requests.select(qid, key.alias("key"))
+    at = pc.index_in(run.query_ids, value_set=req["qid"].to_arrow())
+    judge = pc.index_in(pc.take(req["key"].to_arrow(), at), value_set=q.query_ids)
+    judged_by = np.asarray(judge.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = evaluate(q, run, measures)
+        res = Evaluator(measures, q).results(run, judged_by=judged_by)
     gid = pl.Series(list(res.ids), dtype=pl.Utf8).str.split_exact(_SEP, 1).struct.field("field_0").cast(pl.Int64).to_numpy()
     out = {m: _split(gid, np.asarray(res.column(m), dtype=np.float64), n_groups) for m in measures}
     return out, total - np.bincount(gid, minlength=n_groups)
@@ -97,12 +111,13 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
 
     With each request its own context and page, the logging exposure of a shown item is θ(position) and
     the target's θ(rank by score, ties by item id desc) up to ``k``: a page's reward is Σ click·θ(rank)/θ(position).
+    ``frame`` is sorted by ``__g``, ``__r`` (the request's integer code), score desc and item desc (as
+    :func:`ranklens.production.compute_windows` sorts it): the ranks are the row order within a request.
     """
     import polars as pl
 
-    ranked = (frame.select("__g", "request", "item", "score", "position", pl.col(click_col).alias("click"))
-              .sort(["__g", "request", "score", "item"], descending=[False, False, True, True])
-              .with_columns(pl.int_range(1, pl.len() + 1).over(["__g", "request"]).alias("rank")))
+    ranked = (frame.select("__g", "__r", "item", "score", "position", pl.col(click_col).alias("click"))
+              .with_columns(pl.int_range(1, pl.len() + 1).over(["__g", "__r"]).alias("rank")))
     rank = ranked["rank"].to_numpy().astype(np.float64)
     pos = ranked["position"].to_numpy().astype(np.float64)
     if theta is None:
@@ -116,28 +131,14 @@ def ips_values(frame: Any, n_groups: int, click_col: str, k: int, snips: bool, z
             raise InputError("the fitted position bias leaves a shown position or one of the top k without a positive θ; "
                              "use a smaller k or more data per window")
     w = np.where(rank <= k, theta_rank, 0.0) / theta_pos
-    pages = ranked.select((pl.col("request") != pl.col("request").shift(1)).fill_null(True)
+    pages = ranked.select((pl.col("__r") != pl.col("__r").shift(1)).fill_null(True)
                           | (pl.col("__g") != pl.col("__g").shift(1)).fill_null(True)).to_series()
     page = np.cumsum(pages.to_numpy()) - 1
     n_pages = int(page[-1]) + 1 if page.size else 0
-    reward = np.bincount(page, weights=ranked["click"].to_numpy() * w, minlength=n_pages)
-    den = np.bincount(page, weights=theta_pos, minlength=n_pages)
-    num = np.bincount(page, weights=theta_pos * w, minlength=n_pages)
     page_group = np.zeros(n_pages, dtype=np.int64)
     page_group[page] = ranked["__g"].to_numpy()
-    out: list[tuple[float, float, float, int]] = []
-    for r, d, u in zip(_split(page_group, reward, n_groups), _split(page_group, den, n_groups), _split(page_group, num, n_groups)):
-        n = r.size
-        if not snips:
-            out.append((*normal_interval(r, z), n))
-            continue
-        if n == 0:
-            out.append((float("nan"), float("nan"), float("nan"), 0))
-            continue
-        a, b, c = float(r.mean()), float(d.mean()), float(u.mean())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = a * b / c
-            psi = (b / c) * r + (a / c) * d - (a * b / c**2) * u  # the delta method's influence of each page
-        half = z * float(np.std(psi, ddof=1)) / math.sqrt(n) if n > 1 and math.isfinite(value) else float("nan")
-        out.append((value, value - half, value + half, n))
-    return out
+    # the logging exposure of a shown item is θ(position): each request is its own context and page
+    est = ips_by_group(page, ranked["click"].to_numpy(), w, theta_pos, page_group=page_group, n_groups=n_groups,
+                       self_normalize=snips)
+    low, high = est.interval(z)
+    return [(float(v), float(lo), float(hi), int(n)) for v, lo, hi, n in zip(est.value, low, high, est.pages)]

@@ -35,6 +35,9 @@ from ranklens.production.logs import (
 
 __all__ = ["WindowReport", "WindowRow", "compute_windows"]
 
+#: rows of the log computed together (whole window groups): bounds the memory of a day of logs
+CHUNK_ROWS = 1_000_000
+
 #: the measure spellings computed by :func:`ranklens.unbiased.ips_dcg` rather than the engine
 IPS_MEASURE = re.compile(r"^(IPS|SNIPS)-DCG@(\d+)$", re.IGNORECASE)
 
@@ -217,18 +220,46 @@ def compute_windows(
 
     rows: list[WindowRow] = []
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    keys = frame.select("__w", "segment", "system").unique()
-    order = sorted(keys.rows(), key=lambda kv: tuple(map(str, kv)))
-    groups = pl.DataFrame(order, schema={"__w": pl.Int64, "segment": pl.Utf8, "system": pl.Utf8}, orient="row").with_row_index("__g")
-    frame = frame.join(groups.with_columns(pl.col("__g").cast(pl.Int64)), on=["__w", "segment", "system"], how="left")
+    # the groups (window, segment, system) as integer codes: no join, no copy of the log's columns
+    seg_sys = frame.select(pl.col("segment").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("s"),
+                           pl.col("system").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("y"))
+    n_y = int(seg_sys["y"].max() or 0) + 1
+    n_sy = (int(seg_sys["s"].max() or 0) + 1) * n_y
+    combined = index * n_sy + seg_sys["s"].to_numpy() * n_y + seg_sys["y"].to_numpy()
+    del seg_sys
+    first_row = np.full(n_windows * n_sy, -1, dtype=np.int64)
+    first_row[combined[::-1]] = np.arange(combined.size - 1, -1, -1)  # (the last write wins: each key's first row)
+    key_codes = np.flatnonzero(first_row >= 0)
+    at = first_row[key_codes]
+    keyed_names = zip(index[at].tolist(), frame["segment"].gather(at).to_list(), frame["system"].gather(at).to_list(), key_codes.tolist())
+    ordered = sorted(keyed_names, key=lambda kv: tuple(map(str, kv[:3])))
+    order = [kv[:3] for kv in ordered]
+    lut = np.full(n_windows * n_sy, -1, dtype=np.int64)
+    lut[[kv[3] for kv in ordered]] = np.arange(len(ordered))
+    frame = frame.with_columns(pl.Series("__g", lut[combined]),
+                               pl.col("request").cast(pl.Categorical).to_physical().cast(pl.Int64).alias("__r"))
+    del combined, first_row
+    # one order serves every pass: by group, request (integer codes), then the engine's rank order (score desc,
+    # item id desc). The engine then finds each request's rows in rank order (no sort of its own) and IPS
+    # reads ranks and pages off it. Only the order is held; each slice of groups is gathered when computed
+    perm = frame.select(pl.arg_sort_by(["__g", "__r", "score", "item"], descending=[False, False, True, True])).to_series().to_numpy()
     n_groups = len(order)
-    engine_vals: dict[str, list[np.ndarray]] = {}
-    if engine_measures:
-        engine_vals, unlabelled = engine_values(frame, n_groups, signal_rules, group_col, engine_measures)
-        counts["unlabelled_requests"] += int(unlabelled.sum())
     thetas = _refit_position_bias(frame, group_col, f"__signal_{click_signal}", position_bias) if position_bias and ips_measures else None
     table = None if thetas is None else np.vstack([thetas[w] for w, _, _ in order])
-    ips_vals = [ips_values(frame, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table) for _, k, snips in ips_measures]
+    # groups are independent (labels are graded within a group): consecutive groups are computed together in
+    # slices of about CHUNK_ROWS rows, so the engine's and IPS's temporaries and the sorted copy stay a slice's
+    engine_vals: dict[str, list[np.ndarray]] = {m: [np.zeros(0)] * n_groups for m in engine_measures}
+    nan4 = (float("nan"), float("nan"), float("nan"), 0)
+    ips_vals: list[list[tuple[float, float, float, int]]] = [[nan4] * n_groups for _ in ips_measures]
+    for g_lo, g_hi, start_row, n_rows in _chunks(frame["__g"].to_numpy()[perm], n_groups, CHUNK_ROWS):
+        part = frame[perm[start_row : start_row + n_rows]]
+        if engine_measures:
+            got, unlabelled = engine_values(part, n_groups, signal_rules, group_col, engine_measures)
+            counts["unlabelled_requests"] += int(unlabelled.sum())
+            for m in engine_measures:
+                engine_vals[m][g_lo:g_hi] = got[m][g_lo:g_hi]
+        for j, (_, k, snips) in enumerate(ips_measures):
+            ips_vals[j][g_lo:g_hi] = ips_values(part, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table)[g_lo:g_hi]
     for g, (w, segment, system) in enumerate(order):
         start, end = (first + w) * width, (first + w + 1) * width
         provisional = bool(end + delay > now)
@@ -250,11 +281,30 @@ def compute_windows(
             for p, t in enumerate(thetas[w][1:], start=2):
                 rows.append(WindowRow(_iso(start), _iso(end), "all", "all", f"theta@{p}", float(t), (float("nan"), float("nan")),
                                       shown.get((w, p), 0), bool(end + delay > now)))
-    drift = drift_rows(frame, index, starts, ref)
+    drift = drift_rows(frame, frame["__w"].to_numpy(), starts, ref)
     intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
     intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
                       f"{'delta method' if snips else 'normal'} over requests ({confidence:.0%})" for name, _, snips in ips_measures})
     return WindowReport(rows, drift, counts, _iso(now), starts[ref] if starts else "", intervals)
+
+
+def _chunks(group_of_row: np.ndarray, n_groups: int, rows: int) -> list[tuple[int, int, int, int]]:
+    """Runs of consecutive groups of at most ``rows`` rows (a bigger group alone) over rows sorted by group:
+    ``(first group, last group + 1, first row, number of rows)``.
+
+    >>> _chunks(np.array([0, 0, 1, 2, 2, 2]), 3, 3)
+    [(0, 2, 0, 3), (2, 3, 3, 3)]
+    """
+    bounds = np.searchsorted(group_of_row, np.arange(n_groups + 1))
+    out = []
+    lo = 0
+    while lo < n_groups:
+        hi = lo + 1
+        while hi < n_groups and bounds[hi + 1] - bounds[lo] <= rows:
+            hi += 1
+        out.append((lo, hi, int(bounds[lo]), int(bounds[hi] - bounds[lo])))
+        lo = hi
+    return out
 
 
 def _split_measures(measures: Any) -> tuple[list[str], list[tuple[str, int, bool]]]:

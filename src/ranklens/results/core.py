@@ -36,7 +36,6 @@ __all__ = ["Layout", "QueryId", "Results", "aggregate"]
 #: a query id as handed back: the string the engine matched, or the integer it was given as
 QueryId = str | int
 
-MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
 
 
 def _floats(values: Any) -> list[float]:
@@ -69,6 +68,8 @@ def aggregate(m: Measure, values: Any) -> float:
         return math.nan
     if how == "gmean":
         import numpy as np
+
+        from ranklens.measures.base import MIN_GEO_MEAN  # (trec_eval's floor for geometric means)
 
         return float(np.exp(np.mean(np.log(np.maximum(np.asarray(vals, dtype=np.float64), MIN_GEO_MEAN)))))
     return math.fsum(vals) / len(vals)  # (correctly rounded: independent of the queries' order)

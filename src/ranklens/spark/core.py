@@ -562,7 +562,7 @@ ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
 
 def _bucket_function(
     measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
-    plan: Mapping[int, Any] | None = None, specs: tuple[tuple[int, int], ...] | None = None,
+    plan: Mapping[int, Any] | None = None, specs: tuple[tuple[float, ...], ...] | None = None,
     check_duplicates: bool = True,
 ) -> Any:
     """The function applied to every co-grouped bucket (pickled to the Python workers with its closure):
@@ -635,8 +635,8 @@ class _GlobalTopEvaluator(Evaluator):
     reports: list[AlignReport]
     lists: list[Any]
 
-    def _align(self, run: Any, order: str, judged_only: bool = False) -> Any:
-        lists, report = super()._align(run, order, judged_only)
+    def _align(self, run: Any, order: str, judged_only: bool = False, judged_by: Any = None) -> Any:
+        lists, report = super()._align(run, order, judged_only, judged_by)
         self.reports.append(report)  # one per ranking (score, input order; a measure's own judged_only)
         if self.top_label is not None:
             top = float(self.top_label) if lists.ideal_labels.dtype.kind == "f" else int(self.top_label)

@@ -28,7 +28,7 @@ def _batches(table: Any, names: tuple[str, str, str]) -> list[Any]:
     return table.select(list(names)).combine_chunks().to_batches()  # type: ignore[no-any-return]
 
 
-def compiled_bucket(run: Any, qrels: Any, specs: tuple[tuple[int, int], ...], n_stats: int) -> list[tuple] | None:
+def compiled_bucket(run: Any, qrels: Any, specs: tuple[tuple[float, ...], ...], n_stats: int) -> list[tuple] | None:
     """The rows of one bucket (Arrow tables with the role columns) evaluated by the compiled pass, or None
     when it declines (the reference engine then evaluates the bucket).
 

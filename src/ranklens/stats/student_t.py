@@ -20,6 +20,7 @@ return None and the caller asks scipy.
 
 from __future__ import annotations
 
+import functools
 import math
 
 __all__ = ["MAX_DF", "t_isf", "t_sf"]
@@ -31,8 +32,10 @@ _EPS = 1e-16
 _TINY = 1e-300
 
 
+@functools.lru_cache(maxsize=64)
 def _gamma_ratio(a: float) -> float:
-    """Γ(a) / Γ(a + ½) for a > 0."""
+    """Γ(a) / Γ(a + ½) for a > 0 (cached: the inverse asks it at every Newton step, with one ν; at ν = 10,000
+    the recurrence takes 4,830 steps, 0.11 s of ``compare`` on 10,000 queries before the cache)."""
     if a <= 170.0:
         return math.gamma(a) / math.gamma(a + 0.5)
     steps = math.ceil(a - 170.0)

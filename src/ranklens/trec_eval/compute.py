@@ -20,7 +20,7 @@ from ranklens.engine.kernels import kernel_for
 from ranklens.engine.kernels._common import segment_cumsum
 from ranklens.engine.ranked import NONPOOL, UNJUDGED, RankedLists
 from ranklens.measures.base import Measure
-from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.table import Selected
 from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["QueryValues", "compute", "relstrings"]

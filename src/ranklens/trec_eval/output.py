@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from ranklens.results.core import MIN_GEO_MEAN
-from ranklens.trec_eval.select import Selected
+from ranklens.trec_eval.table import MIN_GEO_MEAN, Selected
 from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["format_float", "query_lines", "summary_lines"]
@@ -43,7 +42,7 @@ def query_lines(
     With ``zscore`` (``-Z``) every numeric line prints ``Z`` before its name and its value as ``%6.4f``,
     counts included (``meas_print_single.c``).
     """
-    columns: list[tuple[str, str, list[str]]] = []
+    columns: list[tuple[str, list[str]]] = []  # (the line up to the query id, the values' texts)
     for sel in selected:
         if not sel.entry.per_query:
             continue
@@ -52,13 +51,13 @@ def query_lines(
                 texts = [f"'{t}'" for t in values.texts[printed]]
             elif sel.entry.value == "long" and not zscore:
                 texts = [_long(v) for v in floats(values.numbers[printed])]
-            else:
-                texts = [format_float(v) for v in floats(values.numbers[printed])]
-            columns.append(("Z" if zscore and sel.entry.value != "relstring" else "", printed, texts))
+            else:  # (format_float, inline: -q -m all_trec prints 100 values per query)
+                texts = ["  -nan" if v != v else f"{v:6.4f}" for v in floats(values.numbers[printed])]
+            prefix = "Z" if zscore and sel.entry.value != "relstring" else ""
+            columns.append((f"{prefix}{printed:<22}\t", texts))
     for i in queries:
         qid = values.query_ids[i]
-        for prefix, printed, texts in columns:
-            yield _line(printed, qid, texts[i], prefix)
+        yield from [f"{head}{qid}\t{texts[i]}\n" for head, texts in columns]
 
 
 def summary_lines(
@@ -92,12 +91,10 @@ def summary_lines(
 
 
 def _sequential_sum(values: list[float]) -> float:
-    """Σ values added left to right in float64, from the first (as trec_eval, and ``np.cumsum``; ``np.sum``
-    adds pairwise)."""
-    if not values:
-        return 0.0
-    total = values[0]
-    for v in values[1:]:
+    """Σ values added left to right in float64, as trec_eval adds them (``np.sum`` adds pairwise, ``math.fsum``
+    exactly, and ``sum`` compensates since Python 3.12)."""
+    total = 0.0
+    for v in values:
         total += v
     return total
 
@@ -106,5 +103,4 @@ def _geometric_mean(values: list[float]) -> float:
     if not values:
         return 0.0
     # like C's MAX(v, MIN_GEO_MEAN), max() keeps the floor when v is NaN (NaN > floor is false)
-    logs = [math.log(max(MIN_GEO_MEAN, v)) for v in values]
-    return math.exp(_sequential_sum(logs) / len(values))
+    return math.exp(_sequential_sum([math.log(max(MIN_GEO_MEAN, v)) for v in values]) / len(values))

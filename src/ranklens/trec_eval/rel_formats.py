@@ -23,7 +23,8 @@ import numpy as np
 from ranklens.data.run import Run
 from ranklens.errors import FormatError
 from ranklens.trec_eval.inputs import PLACEHOLDER_DOC
-from ranklens.trec_eval.select import Selected, foreign_measure
+from ranklens.trec_eval.select import foreign_measure
+from ranklens.trec_eval.table import Selected
 from ranklens.trec_eval.values import QueryValues
 
 __all__ = ["Judgments", "compute_other", "foreign_measure", "read_judgments"]

@@ -12,7 +12,7 @@ _TAIL = 1 << 16
 
 def last_run_tag(path: str | os.PathLike[str]) -> str:
     """The sixth column of the last non-blank, non-comment line of a TREC run ('' if there is none)."""
-    with open(path, "rb") as fh:
+    with open(path, "rb") as fh:  # (no pathlib: trec-eval starts without it)
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
         step = _TAIL

@@ -9,34 +9,38 @@ The flow mirrors ``trec_eval.c`` (v10.0):
    document. Run queries absent from the qrels are ignored;
 3. print the ``-q`` lines, then (unless ``-n``) the ``all`` lines.
 
-The values of the measures the compiled backend declares (``map``, ``map_cut``, ``ndcg``, ``ndcg_cut``, ``P``,
-``recall``, ``recip_rank`` at trec_eval's parameters) come from it when the dispatcher chooses it
-(:func:`ranklens.backends.choose_backend`; not with ``-J``, ``-M``, ``-D``, another ``-R`` or a run on standard
-input); the other measures from the reference kernels (:mod:`.compute`), both into one :class:`QueryValues`
-printed once. When every selected measure is compiled, the reference engine is not imported at all.
+The values of the measures the compiled backend declares (trec_eval's whole default set and every measure of
+``all_trec`` at trec_eval's default parameters, relstring included: :data:`ranklens.express.SUPPORTED_MEASURES`)
+come from it when the dispatcher chooses it (:func:`ranklens.backends.choose_backend`; not with ``-J``, ``-M``,
+``-D``, another ``-R`` or a run on standard input); the other measures (gain maps, ``-l`` other than 1,
+``utility``'s coefficients, ``relstring.N`` …) from the reference kernels (:mod:`.compute`), both into one
+:class:`QueryValues` printed once. When every selected measure is compiled, the reference engine is not
+imported at all, and when they are also at their default parameters (:mod:`.plain`) neither is the measure
+language: the pass's floats are printed as they are.
 ``RANKLENS_BACKEND=reference`` computes everything on the reference; ``RANKLENS_DEBUG=1`` says which ran.
 """
 
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ranklens.errors import RanklensError
 from ranklens.trec_eval.output import query_lines, summary_lines
-from ranklens.trec_eval.select import Selected, TrecUsageError, foreign_measure, select
+from ranklens.trec_eval.table import Selected
 from ranklens.trec_eval.values import QueryValues
 from ranklens.trec_eval.zscores import Reference, read_zscores, standardise
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ranklens.measures.base import Measure
 
 __all__ = ["TrecEvalOptions", "TrecEvalResult", "run_trec_eval"]
 
 
-@dataclass(frozen=True)
-class TrecEvalOptions:
+class TrecEvalOptions(NamedTuple):
     """trec_eval's command line.
 
     Attributes:
@@ -69,8 +73,7 @@ class TrecEvalOptions:
     debug_query: str | None = None
 
 
-@dataclass(frozen=True)
-class TrecEvalResult:
+class TrecEvalResult(NamedTuple):
     """What trec_eval would write and return."""
 
     stdout: str
@@ -80,6 +83,11 @@ class TrecEvalResult:
 
 def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     """Evaluate ``options.run`` against ``options.qrels`` and render trec_eval's output."""
+    plain = _run_plain(options)
+    if isinstance(plain, TrecEvalResult):
+        return plain
+    from ranklens.trec_eval.select import TrecUsageError, foreign_measure, select
+
     try:
         selected = select(options.measures, rel_level=options.rel_level, num_docs=options.num_docs)
     except TrecUsageError as exc:
@@ -99,13 +107,15 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
         reference = read_zscores(options.zscores) if options.zscores else None
     except (RanklensError, OSError, EOFError, zlib.error) as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 2)
-    quick = _compiled_values(options, selected, max_docs)
-    if quick is not None and quick[2]:  # (every selected measure compiled: no reference engine)
+    quick = None if plain == "declined" else _compiled_values(options, selected, max_docs)
+    if quick is not None and quick[3]:  # (every selected measure compiled: no reference engine)
         from ranklens.trec_eval.run_tag import last_run_tag
 
-        query_ids, numbers, _, tag = quick
-        values = QueryValues(query_ids, numbers, {}, [False] * len(query_ids))
+        query_ids, numbers, texts, _, tag = quick
+        values = QueryValues(query_ids, numbers, texts)
         return _render(options, selected, values, last_run_tag(options.run) or tag, reference, None, None)
+    import numpy as np
+
     from ranklens.data._arrow import from_numpy
     from ranklens.trec_eval import inputs
     from ranklens.trec_eval.compute import compute
@@ -125,6 +135,7 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
     if missing_ids and options.complete:
         run = inputs.with_placeholders(run, missing_ids)
     compiled = quick[1] if quick is not None else {}
+    compiled_texts = quick[2] if quick is not None else {}
     try:
         values = compute(
             qrels,
@@ -134,69 +145,132 @@ def run_trec_eval(options: TrecEvalOptions) -> TrecEvalResult:
             judged_only=options.judged_only,
             max_docs=max_docs,
             rel_level=options.rel_level,
-            skip=frozenset(compiled),
+            skip=frozenset(compiled) | frozenset(compiled_texts),
         )
     except RanklensError as exc:
         return TrecEvalResult("", f"trec_eval: {exc}\n", 4)
     if compiled:
         if quick is not None and quick[0] == values.query_ids:
-            values = replace(values, numbers={**values.numbers, **compiled})
+            values = values._replace(numbers={**values.numbers, **compiled}, texts={**values.texts, **compiled_texts})
         else:  # (the two backends evaluated other queries: never expected; the reference computes all)
             values = compute(qrels, run, selected, placeholder_queries=missing_ids if options.complete else (),
                              judged_only=options.judged_only, max_docs=max_docs, rel_level=options.rel_level)
-    first = missing.tolist().index(True) if missing_ids and not options.complete else None
+    first = int(np.flatnonzero(missing)[0]) if missing_ids and not options.complete else None
     stop = None if first is None else qrels.query_ids[first].as_py()
     return _render(options, selected, values, runid, reference, stop, first)
 
 
-#: printed columns trec_eval clears for a -c placeholder query (:mod:`.compute`): the reference's
-_RESET_EXACT = frozenset({"num_ret", "utility", "rbp_resid"})
+def _run_plain(options: TrecEvalOptions) -> TrecEvalResult | str | None:
+    """trec_eval's output when every selected measure is at its default parameters
+    (:func:`ranklens.trec_eval.plain.select_plain`: named without the measure language) and the compiled pass
+    computes them all; ``"declined"`` when the dispatcher chose another backend or the pass declined (the
+    reference then computes every column: the same choice would be made again); None otherwise (the measure
+    language selects them)."""
+    if (options.rel_level, options.num_docs, options.rel_format, options.zscores) != (1, 0, "qrels", None):
+        return None
+    from ranklens.trec_eval.plain import select_plain
+
+    selected = select_plain(options.measures)
+    if selected is None or options.max_docs is not None:
+        return None
+    quick = _compiled_values(options, selected, None)
+    if quick is None:
+        return "declined"
+    if not quick[3]:  # (never expected: every plain measure is declared)
+        return None
+    from ranklens.trec_eval.run_tag import last_run_tag
+
+    query_ids, numbers, texts, _, tag = quick
+    return _render(options, selected, QueryValues(query_ids, numbers, texts), last_run_tag(options.run) or tag, None, None, None)
 
 
 def _compiled_values(
     options: TrecEvalOptions, selected: list[Selected], max_docs: int | None
-) -> tuple[list[str], dict[str, list[float]], bool, str] | None:
-    """``(query ids, {printed column: values}, every column compiled, run tag)`` of the columns whose measure
-    the compiled backend declares, when the dispatcher chooses it and it reads the files; else None (the
-    reference computes every column). Without ``-c``, a qrels query the run lacks makes trec_eval stop there
-    (the reference says where), so the compiled values are not used."""
+) -> tuple[list[str], dict[str, Sequence[float]], dict[str, list[str]], bool, str] | None:
+    """``(query ids, {printed column: values}, {relstring column: texts}, every column compiled, run tag)`` of
+    the columns whose measure the compiled backend declares (and trec_eval's default ``relstring``, from the
+    labels of the top ranks: :class:`ranklens.express.RankLabel`), when the dispatcher chooses it and it reads
+    the files; else None (the reference computes every column). Without ``-c``, a qrels query the run lacks
+    makes trec_eval stop there (the reference says where), so the compiled values are not used. With ``-c``
+    the pass ranks such a query against trec_eval's placeholder and clears what trec_eval clears."""
     if options.debug_query is not None or options.judged_only or max_docs is not None or options.run == "-":
         return None
-    from ranklens.express import measures_declined
+    from ranklens.express import RankLabel, measures_declined
 
     cols: list[tuple[str, Measure]] = []
+    strings: list[tuple[str, list[RankLabel]]] = []
     every = True
     for sel in selected:
         if sel.entry.value == "runid":
             continue
         for printed, m in sel.columns:
-            takes = (
-                m is not None and sel.entry.name != "yaap" and printed not in _RESET_EXACT
-                and not printed.startswith("unj") and measures_declined([m]) is None
-            )
+            if sel.entry.value == "relstring" and printed == "relstring":  # (relstring_N: trec_eval keeps it for -c)
+                strings.append((printed, [RankLabel(r) for r in range(1, sel.relstring_len + 1)]))
+                continue
+            takes = m is not None and sel.entry.name != "yaap" and measures_declined([m]) is None
             if takes:
                 cols.append((printed, m))  # type: ignore[arg-type]
             every = every and takes
     if not cols:
         return None
-    from ranklens.backends import Choice, choose_backend, compiled_results, debug_note, run_compiled
-    from ranklens.engine.policy import EvalPolicy
+    from ranklens.backends import Choice, choose_backend, debug_note, run_compiled
+    from ranklens.express import evaluate_express
 
-    policy = EvalPolicy(missing="zero" if options.complete else "skip")
+    policy = None  # (the default: missing="skip"; -c asks for missing="zero")
+    if options.complete:
+        from ranklens.engine.policy import EvalPolicy
+
+        policy = EvalPolicy(missing="zero")
     measures = list(dict.fromkeys(m for _, m in cols))
+    labels = [label for _, ranks in strings for label in ranks]
+    wanted: list[Measure | RankLabel] = [*measures, *labels]
     choice = choose_backend(measures, policy, options.qrels, [options.run])
+    # (the compiled pass's own values, plain floats: printing them needs neither numpy nor a Results)
+    missing = "zero" if options.complete else "skip"
     got = run_compiled(
-        choice, lambda why: compiled_results(options.qrels, [(None, options.run)], measures, policy, None, why)
+        choice, lambda why: evaluate_express(options.qrels, [options.run], wanted, why=why, missing=missing)
     )
     if got is None:
         return None
-    res = got[0][0]
+    res = got[0]
     if not options.complete and any(getattr(n, "kind", None) == "qrels_only_queries" for n in res.notes):
         debug_note(Choice("reference", "trec_eval stops at the first qrels query the run lacks (no -c)"))
         return None  # (a Note: the compiled pass counted qrels queries the run lacks)
     if not every:
         debug_note(Choice("reference", f"the measures the compiled backend does not declare ({len(cols)} columns compiled)"))
-    return list(res.query_ids), {p: res.column_values(m) for p, m in cols}, every, res.run
+    where = {id(m): j for j, m in enumerate(wanted)}
+    columns = list(zip(*res.rows)) if res.rows else [() for _ in wanted]  # (a tuple of values per measure)
+    numbers: dict[str, Sequence[float]] = {p: columns[where[id(m)]] for p, m in cols}
+    texts = {
+        p: _relstrings([list(ranked) for ranked in zip(*(columns[where[id(r)]] for r in ranks))]) if ranks
+        else [""] * len(res.rows)
+        for p, ranks in strings
+    }
+    return list(res.query_ids), numbers, texts, every, res.run
+
+
+#: trec_eval's relstring character of a label 0-9 (m_relstring.c); above 9 ``>``, not in the qrels ``-``
+_DIGITS = "0123456789"
+
+
+def _relstrings(labels: list[list[float]]) -> list[str]:
+    """The relstring of every query from the labels of its top ranks (a row per query, a column per rank;
+    -1 not judged, -2 no document at that rank). The parsers decline negative labels, so neither ``.``
+    (pooled but unjudged) nor ``<`` arises here.
+
+    >>> _relstrings([[2.0, -1.0, 12.0, -2.0], [-2.0, -2.0, -2.0, -2.0]])
+    ['2->', '']
+    """
+    out = []
+    for row in labels:
+        chars = []
+        for value in row:
+            label = int(value)
+            if label == -2:
+                break
+            chars.append("-" if label < 0 else ">" if label > 9 else _DIGITS[label])
+        out.append("".join(chars))
+    return out
 
 
 def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> TrecEvalResult:
@@ -212,6 +286,8 @@ def _run_other_format(options: TrecEvalOptions, selected: list[Selected]) -> Tre
     if options.debug_query is not None:
         if options.debug_query not in judgments.by_query:
             return TrecEvalResult("", "trec_eval: No queries with both results and relevance info\n", 7)
+        from dataclasses import replace
+
         judgments = replace(judgments, by_query={options.debug_query: judgments.by_query[options.debug_query]})
     try:
         values, stop = rel_formats.compute_other(

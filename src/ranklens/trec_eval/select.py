@@ -11,17 +11,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.trec_names import lookup
 from ranklens.trec_eval.c_numbers import cutoffs_as_atol
-from ranklens.trec_eval.table import NICKNAMES, TABLE, TrecMeasure
+from ranklens.trec_eval.table import DEFAULT_RELSTRING_LEN, NICKNAMES, TABLE, Selected, TrecMeasure
 
 __all__ = ["Selected", "TrecUsageError", "foreign_measure", "select"]
 
-DEFAULT_RELSTRING_LEN = 10
 
 
 class TrecUsageError(Exception):
@@ -31,22 +29,6 @@ class TrecUsageError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
-
-
-@dataclass(frozen=True)
-class Selected:
-    """One marked measure and what it prints.
-
-    ``columns`` holds ``(printed name, measure)`` for numeric measures (several for cutoff lists);
-    ``relstring`` measures have one printed name in ``columns`` with ``measure`` ``None`` and the string
-    length in ``relstring_len``.
-    """
-
-    entry: TrecMeasure
-    columns: tuple[tuple[str, Measure | None], ...]
-    relstring_len: int = DEFAULT_RELSTRING_LEN
-    parameters: tuple[tuple[str, float | None], ...] = ()
-    """``(printed name, cutoff or multiple)`` of a judgment-group measure (:func:`.judgment_groups.jg_columns`)"""
 
 
 def select(args: Sequence[str], *, rel_level: int = 1, num_docs: int = 0) -> list[Selected]:

@@ -8,18 +8,23 @@ print in the summary only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
-__all__ = ["NICKNAMES", "TABLE", "TrecMeasure", "by_name"]
+__all__ = ["DEFAULT_RELSTRING_LEN", "MIN_GEO_MEAN", "NICKNAMES", "TABLE", "Selected", "TrecMeasure", "by_name"]
+
+#: the floor of trec_eval's geometric means (gm_map, gm_bpref: meas_avg.c); the gmean aggregate's
+#: ``ranklens.measures.base.MIN_GEO_MEAN`` (tests/trec_eval/test_plain_select.py checks they are equal; the
+#: measure language is not imported to print trec_eval's output)
+MIN_GEO_MEAN = 1e-5
+
+DEFAULT_RELSTRING_LEN = 10
 
 Value = Literal["float", "long", "relstring", "runid"]
 Summary = Literal["mean", "sum", "count", "gmean", "none", "runid"]
 RelFormat = Literal["qrels", "qrels_jg", "prefs"]
 
 
-@dataclass(frozen=True)
-class TrecMeasure:
+class TrecMeasure(NamedTuple):
     """One entry of trec_eval's measure table.
 
     Attributes:
@@ -132,6 +137,21 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 _BY_NAME = {m.name: m for m in TABLE}
+
+
+class Selected(NamedTuple):
+    """One marked measure and what it prints (:func:`ranklens.trec_eval.select.select`).
+
+    ``columns`` holds ``(printed name, measure)`` for numeric measures (several for cutoff lists);
+    ``relstring`` measures have one printed name in ``columns`` with ``measure`` ``None`` and the string
+    length in ``relstring_len``. ``parameters``: ``(printed name, cutoff or multiple)`` of a judgment-group
+    measure (:func:`.judgment_groups.jg_columns`).
+    """
+
+    entry: TrecMeasure
+    columns: tuple[tuple[str, Any], ...]
+    relstring_len: int = DEFAULT_RELSTRING_LEN
+    parameters: tuple[tuple[str, float | None], ...] = ()
 
 
 def by_name(name: str) -> TrecMeasure | None:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from ranklens.errors import FormatError
-from ranklens.results.core import MIN_GEO_MEAN
+from ranklens.trec_eval.table import MIN_GEO_MEAN
 from ranklens.trec_eval.values import QueryValues, floats
 
 __all__ = ["MISSING", "Reference", "read_zscores", "standardise"]
@@ -71,7 +70,7 @@ def standardise(values: QueryValues, reference: Reference, geometric: Iterable[s
         if name in logged:
             raw = [math.log(max(MIN_GEO_MEAN, v)) for v in raw]
         numbers[name] = [_z(v, reference.get((qid, name))) for qid, v in zip(values.query_ids, raw)]
-    return replace(values, numbers=numbers, logged=frozenset(logged & set(numbers)))
+    return values._replace(numbers=numbers, logged=frozenset(logged & set(numbers)))
 
 
 def _z(value: float, ref: tuple[float, float] | None) -> float:

@@ -28,6 +28,7 @@ from typing import Any, Union
 import numpy as np
 
 from ranklens.data.run import Run
+from ranklens.engine.ips import ips_by_group
 from ranklens.errors import FormatError, InputError
 from ranklens.labels.events import read_events
 from ranklens.unbiased.position_bias import PositionBias
@@ -205,21 +206,11 @@ def ips_dcg(
         clipped_rows = int(np.count_nonzero(w > clip))
         w = np.minimum(w, clip)
 
-    reward = np.bincount(page_code, weights=clk * w, minlength=n_pages)
-    norm_num = np.bincount(page_code, weights=theta_rows * w, minlength=n_pages)
-    norm_den = np.bincount(page_code, weights=theta_rows, minlength=n_pages)
+    est = ips_by_group(page_code, clk, w, theta_rows, self_normalize=self_normalize)  # the one estimator
+    norm_num, norm_den = est.num, est.den
     clicks_page = np.bincount(page_code, weights=clk, minlength=n_pages)
 
-    def statistic(weights: np.ndarray) -> np.ndarray:
-        """The estimate for each row of page multiplicities ``weights`` (replicates × pages)."""
-        total = weights.sum(axis=1)
-        value = (weights @ reward) / total
-        if self_normalize:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = value * (weights @ norm_den) / (weights @ norm_num)
-        return np.asarray(value, dtype=np.float64)
-
-    value = float(statistic(np.ones((1, n_pages)))[0])
+    value = float(est.value[0])
     ci_low = ci_high = float("nan")
     if n_boot:
         rng = np.random.default_rng(seed)
@@ -229,7 +220,7 @@ def ips_dcg(
             idx = rng.integers(0, n_pages, size=(b, n_pages))
             flat = (np.arange(b)[:, None] * n_pages + idx).ravel()
             counts = np.bincount(flat, minlength=b * n_pages).reshape(b, n_pages).astype(np.float64)
-            reps.append(statistic(counts))
+            reps.append(est.resampled(counts))
         boot = np.concatenate(reps)
         alpha = 1.0 - confidence
         ci_low, ci_high = (float(x) for x in np.nanquantile(boot, [alpha / 2, 1 - alpha / 2]))
