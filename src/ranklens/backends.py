@@ -257,14 +257,11 @@ def compiled_results(
     )
     if quick is None:
         return None
-    import numpy as np
-
     from ranklens.results.core import assemble
 
     options = {**policy.options(labels="int"), "streamed": True}
     not_grouped = [path for path, r in zip(paths, quick) if not r.grouped]
-    return [
-        assemble(r.run, wanted, r.query_ids, np.array(r.rows, dtype=np.float64).reshape(len(r.query_ids), len(wanted)),
-                 r.notes, options if r.grouped else policy.options(labels="int"))
+    return [  # (the values stay as the pass held them, in pure Python: numpy only for a caller who asks)
+        assemble(r.run, wanted, r.query_ids, r.stored_values(), r.notes, options if r.grouped else policy.options(labels="int"))
         for r in quick
     ], not_grouped

@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 
 from ranklens.data.formats import QRELS_FILES, RUN_FILES
 from ranklens.errors import alignment_notes
+from ranklens.results.core import Results
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: neither typing nor the measure language is imported to evaluate)
@@ -160,39 +162,38 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"
 
 
-class ExpressResults:
-    """One run's values from the express path: what the renderers read of a :class:`~ranklens.Results`.
+class ExpressResults(Results):
+    """One run's values from the express path: a :class:`~ranklens.Results` (values held in pure Python, no
+    numpy), and whether each query's rows came together in the file (:attr:`grouped`; else the general path
+    reads it whole: :attr:`ranklens.evaluation.FileEvaluation.read_whole`).
 
-    Attributes:
-        run: the run's name (its TREC tag, made unique by :func:`ranklens.data.names.unique_names`).
-        measures: the measures, in the order asked.
-        query_ids: the evaluated queries, in bytewise order.
+    Attributes (beyond :class:`~ranklens.Results`'):
         rows: one tuple of values per query, one value per measure.
-        aggregates: the mean of every measure over the queries (:func:`math.fsum`, as the engine's).
-        notes: what was left out (run-only queries, qrels queries without a retrieved document).
-        grouped: whether each query's rows came together in the file (else the general path reads it
-            whole: :attr:`ranklens.evaluation.FileEvaluation.read_whole`).
+        grouped: whether each query's rows came together in the file.
     """
 
-    __slots__ = ("run", "measures", "query_ids", "rows", "aggregates", "notes", "grouped")
+    grouped: bool
 
     def __init__(
         self,
         run: str,
         measures: tuple[Measure | ExpressMeasure | RankLabel, ...],
         query_ids: tuple[str, ...],
-        rows: tuple[tuple[float, ...], ...],
+        values: Any,
         aggregates: tuple[float, ...],
         notes: tuple[str, ...] = (),
+        options: dict[str, Any] | None = None,
+        id_kind: str = "str",
         *,
         grouped: bool = True,
     ) -> None:
-        self.run, self.measures, self.query_ids = run, measures, query_ids
-        self.rows, self.aggregates, self.notes, self.grouped = rows, aggregates, notes, grouped
+        super().__init__(run, measures, query_ids, values, aggregates, notes, dict(options or {}), id_kind)  # type: ignore[arg-type]
+        self.__dict__["grouped"] = grouped
 
-    def value_rows(self) -> list[list[float]]:
-        """The per-query values, a list per query (as :meth:`ranklens.Results.value_rows`)."""
-        return [list(row) for row in self.rows]
+    @property
+    def rows(self) -> tuple[tuple[float, ...], ...]:
+        """The per-query values, a tuple per query."""
+        return tuple(tuple(row) for row in self.value_rows())
 
 
 class _MeanFamily:
@@ -796,7 +797,9 @@ def _evaluate(
                     r.values += placeholder[i * width : (i + 1) * width]
         order = sorted(range(len(r.query_ids)), key=r.query_ids.__getitem__)  # (bytewise: the ids are ASCII)
         query_ids = tuple(r.query_ids[i] for i in order)
-        rows = tuple(tuple(r.values[i * width : (i + 1) * width]) for i in order)
+        rows = array("d")
+        for i in order:
+            rows.extend(r.values[i * width : (i + 1) * width])
         means = tuple(math.fsum(r.values[j::width]) / len(query_ids) for j in range(width))
         notes = alignment_notes(r.run_only_queries, r.run_only_rows, absent, zero)
         results.append(ExpressResults(label, tuple(measures), query_ids, rows, means, tuple(notes), grouped=r.grouped))

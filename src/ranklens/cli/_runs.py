@@ -7,8 +7,6 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import click
-
 from ranklens.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -16,6 +14,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def name_option(func: F) -> F:
     """``--name NAME`` (repeatable): the names of the runs, in order."""
+    import click  # (here: the express forms use this module without click)
+
     return click.option(
         "--name",
         "names",

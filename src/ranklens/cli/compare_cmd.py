@@ -203,95 +203,13 @@ def command(
 
 
 def _compare(qrels: str, named: list[tuple[str | None, str]], a: dict[str, Any]) -> None:
-    """The comparison of ``named`` (the body of :func:`command`; ``a`` its options)."""
+    """The comparison of ``named`` (:func:`ranklens.cli.compare_run.run_compare`, printed by click)."""
     from ranklens.cli._common import echo_note, progress_hook
-    from ranklens.cli._progress import status, wanted
-    from ranklens.comparison import compare
-    from ranklens.errors import InputError
-    from ranklens.evaluation import evaluate_systems, resolve_baseline
-    from ranklens.report import format_for_path, render
+    from ranklens.cli._progress import wanted
+    from ranklens.cli.compare_run import run_compare
 
-    measures, policy, quiet, baseline, fmt, output, worst = (
-        a["measures"], a["policy"], a["quiet"], a["baseline"], a["fmt"], a["output"], a["worst"]
+    show = wanted(a["quiet"])
+    run_compare(
+        qrels, named, a, progress=progress_hook(show), show=show, on_note=echo_note,
+        out=lambda text: click.echo(text, nl=not text.endswith("\n")), err=lambda text: click.echo(text, err=True),
     )
-    test, correction, ci, segments, alpha, samples, seed, costs, engine, spark_master = (
-        a["test"], a["correction"], a["ci"], a["segments"], a["alpha"], a["samples"], a["seed"], a["costs"],
-        a["engine"], a["spark_master"],
-    )
-    if len(named) < 2:
-        raise InputError("compare needs at least two RUN files")
-    if a["explain_diff"]:
-        _diff_measures(list(measures or DEFAULT_MEASURES))
-    show = wanted(quiet)
-    labels, systems, paths, asked = evaluate_systems(
-        qrels, named, measures, policy, default_measures=DEFAULT_MEASURES, progress=progress_hook(show),
-        on_note=None if quiet else echo_note, engine=engine, spark_master=spark_master,
-        memory_limit=a["memory_limit"],
-    )
-    base = resolve_baseline(baseline, paths, labels)
-    with status(f"comparing {len(labels)} systems", enabled=show):
-        comparison = compare(
-            None,
-            dict(zip(labels, systems)),
-            asked,
-            baseline=base,
-            test=test,
-            correction=correction.lower(),
-            ci=ci.lower(),
-            segments=segments,
-            alpha=alpha,
-            samples=samples,
-            seed=seed,
-            costs=costs,
-            **{k: getattr(policy, k) for k in ("missing", "negative", "judged_only", "max_docs", "rel_level")},
-        )
-    if not quiet:
-        for note in comparison.notes:
-            click.echo(f"ranklens: note: {note}", err=True)
-    if a["explain_diff"]:
-        _explain(qrels, dict(zip(labels, paths)), comparison, a["explain_diff"], policy)
-        if not quiet:
-            click.echo(f"ranklens: wrote the explained differences to {a['explain_diff']}", err=True)
-    report_format = (fmt or (format_for_path(output) if output else "table")).lower()
-    options = {"worst": worst} if worst and report_format == "table" else {}
-    text = render(comparison, report_format, **options)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-        if not quiet:
-            click.echo(f"ranklens: wrote {report_format} report to {output}", err=True)
-        return
-    click.echo(text, nl=not text.endswith("\n"))
-
-
-def _explain(qrels: str, paths: dict[str, Any], comparison: Any, out: str, policy: EvalPolicy) -> None:
-    """``--explain-diff``: ``ranklens diff`` of every compared pair, on the measures it decomposes, one page."""
-    from ranklens.errors import InputError
-    from ranklens.research.diff import diff_runs
-    from ranklens.research.diff_html import render_html
-
-    rows = comparison.select()
-    measures = _diff_measures(list(dict.fromkeys(r.measure for r in rows)))
-    pairs = list(dict.fromkeys((r.baseline, r.system) for r in rows if r.segment is None))
-    unread = [n for pair in pairs for n in pair if not isinstance(paths.get(n), str)]
-    if unread:
-        raise InputError(f"--explain-diff needs run files; {unread[0]!r} is saved results")
-    diffs = [(a, b, diff_runs(qrels, paths[a], paths[b], measures, missing=policy.missing)) for a, b in pairs]
-    Path(out).write_text(render_html(diffs, title="ranklens compare: the differences explained"), encoding="utf-8")
-
-
-def _diff_measures(names: list[str]) -> list[str]:
-    """The measures of ``names`` that ``diff`` decomposes (a one-line error when there is none)."""
-    from ranklens.errors import InputError, MeasureError
-    from ranklens.measures.language import parse_many
-    from ranklens.research.terms import check_supported
-
-    kept = []
-    for m in parse_many(names):
-        try:
-            check_supported(m)
-            kept.append(str(m))
-        except (InputError, MeasureError):
-            continue
-    if not kept:
-        raise InputError("--explain-diff: none of the measures is one diff decomposes (nDCG, DCG, P, RR, AP)")
-    return kept

@@ -1,8 +1,9 @@
 """The ``ranklens`` console script: ``ranklens eval`` of a small TREC collection goes the express way
-(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import); ``ranklens trec-eval`` in its
-common forms skips click (:mod:`ranklens.cli.trec_eval_express`), and so does ``ranklens explain`` of a
-measure the compiled pass records (:mod:`ranklens.cli.express_explain`); everything else, and whatever those
-do not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
+(:mod:`ranklens.cli.express`: no click, numpy, pyarrow or rich to import), and so do ``ranklens trec-eval`` in
+its common forms (:mod:`ranklens.cli.trec_eval_express`), plain ``ranklens gate`` and ``ranklens compare``
+command lines (:mod:`ranklens.cli.express_gate`, :mod:`ranklens.cli.express_compare`) and ``ranklens explain``
+of a measure the compiled pass records (:mod:`ranklens.cli.express_explain`): no click; everything else, and
+whatever those do not take, goes to the full command line interface (:mod:`ranklens.cli.main`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,18 @@ def main() -> None:
         from ranklens.cli.express_explain import run as run_explain
 
         status = run_explain(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 2 and sys.argv[1] == "gate":
+        from ranklens.cli.express_gate import run as run_gate
+
+        status = run_gate(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
+    if len(sys.argv) > 2 and sys.argv[1] == "compare":
+        from ranklens.cli.express_compare import run as run_compare
+
+        status = run_compare(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full

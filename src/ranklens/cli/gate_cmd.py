@@ -11,9 +11,6 @@ Rules come from the command line and/or a TOML rules file, in the syntax and for
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -122,83 +119,15 @@ def command(
       ranklens gate qrels.txt new.run --baseline prod.run --rules gate.toml --segments segments.tsv
       ranklens gate qrels.parquet new.parquet --min nDCG@10=0.85 --engine spark
     """
-    from ranklens.cli._common import echo_note, progress_hook
+    from ranklens.cli._common import progress_hook
     from ranklens.cli._progress import wanted
-    from ranklens.cli._runs import final_names, named_runs
-    from ranklens.errors import InputError
-    from ranklens.evaluation import read_qrels_file
-    from ranklens.gates import GateSettings, Rule, check_rules, one_measure, parse_rule, read_rules
-    from ranklens.gates.inputs import compiled_gate_results, gate_results
-    from ranklens.stats import canonical_correction, canonical_test
+    from ranklens.cli.gate_run import run_gate
 
-    named = named_runs([run, *([baseline] if baseline else [])], names)
-    run, baseline = named[0][1], (named[1][1] if baseline else None)
-    show = wanted(quiet)
-    settings = GateSettings()
-    rule_list: list[Rule] = []
-    if rules:
-        file_rules, settings = read_rules(rules)
-        rule_list.extend(file_rules)
-    rule_list.extend(parse_rule(text, kind="min") for text in mins)
-    rule_list.extend(parse_rule(text, kind="max") for text in maxes)
-    rule_list.extend(parse_rule(text, kind="max_drop") for text in max_drops)
-    if alpha is not None:
-        settings.alpha = alpha
-    if test is not None:
-        settings.test = test
-    settings.test = canonical_test(settings.test)
-    settings.correction = canonical_correction(settings.correction)
-    if settings.test in ("tukey", "randomised-tukey"):
-        raise InputError(f"the gate compares one run with one baseline; use a paired test, not {settings.test!r}")
-    if not rule_list:
-        raise InputError(
-            "no rule given: use --min MEASURE=VALUE, --max MEASURE=VALUE, --max-drop MEASURE=VALUE or --rules FILE"
-        )
-    if any(r.kind == "max_drop" for r in rule_list) and baseline is None:
-        raise InputError("--max-drop rules need --baseline BASE.run")
-
-    resolved = {r.measure: policy.with_aggregate([one_measure(r.measure, policy.rel_level)])[0] for r in rule_list}
-    rule_list = [dataclasses.replace(r, measure=str(resolved[r.measure])) for r in rule_list]
-    measures = list(dict.fromkeys(resolved.values()))
-    paths = [run, *([baseline] if baseline else [])]
-    quick, choice = compiled_gate_results(qrels, paths, measures, policy, progress=progress_hook(show), engine=engine)
-    if quick is not None:  # (the compiled backend: every qrels query is in each run's Results)
-        res, base_res = quick[0], (quick[1] if baseline else None)
-        universe = list(res.query_ids)
-    else:
-        from ranklens.engine.evaluator import Evaluator
-
-        q, _ = read_qrels_file(qrels, policy, on_note=None if quiet else echo_note)
-        evaluator = Evaluator(measures, q, policy=policy.replace(qrels_format=None, qrels_columns=None))
-        on = functools.partial(
-            gate_results, progress=progress_hook(show), engine=engine, spark_master=spark_master, qrels_path=qrels,
-            policy=policy, choice=choice, memory_limit=memory_limit,
-        )
-        res = on(evaluator, run)
-        base_res = on(evaluator, baseline) if baseline else None
-        universe = evaluator.qrels.query_ids.to_pylist()
-    labels = final_names(named, [r.run for r in (res, base_res) if r is not None])
-    res = dataclasses.replace(res, run=labels[0])
-    base_res = dataclasses.replace(base_res, run=labels[1]) if base_res is not None else None
-    for path, r in ((run, res), (baseline, base_res)):
-        for note in r.notes if r is not None and not quiet else ():
-            click.echo(f"ranklens: note: {path}: {note}", err=True)
-
-    report = check_rules(
-        rule_list,
-        res,
-        base_res,
-        segments,
-        settings,
-        run_path=run,
-        baseline_path=baseline,
-        universe=universe,
+    status = run_gate(
+        qrels, run, mins=mins, maxes=maxes, baseline=baseline, max_drops=max_drops, alpha=alpha, test=test,
+        segments=segments, rules=rules, fmt=fmt, names=names, quiet=quiet, engine=engine, spark_master=spark_master,
+        memory_limit=memory_limit, policy=policy, progress=progress_hook(wanted(quiet)),
+        out=click.echo, err=lambda text: click.echo(text, err=True),
     )
-    for note in report.notes:
-        click.echo(f"ranklens: note: {note}", err=True)
-    if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2, allow_nan=False))
-    else:
-        click.echo("\n".join(report.lines()))
-    if not report.passed:
-        sys.exit(1)
+    if status:
+        sys.exit(status)

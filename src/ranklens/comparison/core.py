@@ -8,9 +8,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.evaluation import evaluate_runs, resolve_baseline
@@ -33,6 +31,10 @@ from ranklens.comparison.rows import (
 from ranklens.errors import InputError, warn_notes
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import QueryId, Results, given_id
+from ranklens.stats.lists import check_samples
+
+if TYPE_CHECKING:  # (numpy: only for the callers that ask for arrays, and the Monte Carlo tests)
+    import numpy as np
 
 __all__ = ["Comparison", "compare"]
 
@@ -110,9 +112,13 @@ class Comparison:
         """``(query_ids, baseline values, system values)`` on the queries both answered (within ``segment``);
         ids of the type the runs gave them (integers stay integers)."""
         p = pair_results(self.results[baseline], self.results[system], measure, self.segment_of, segment)
+        return self._ids(baseline, system, p.queries), p.a, p.b
+
+    def _ids(self, baseline: str, system: str, queries: Sequence[str]) -> list[QueryId]:
+        """Query ids of the type the two runs gave them (integers stay integers)."""
         if all(r.id_kind == "int" for r in (self.results[baseline], self.results[system])):
-            return [given_id(q) for q in p.queries], p.a, p.b
-        return list(p.queries), p.a, p.b
+            return [given_id(q) for q in queries]
+        return list(queries)
 
     def deltas(self, *, measure: str | None = None, system: str | None = None) -> list[QueryDelta]:
         """Per-query differences ``system − baseline`` of every compared pair (or one measure / system), on
@@ -124,10 +130,10 @@ class Comparison:
             for m in self.measures:
                 if measure is not None and m != measure:
                     continue
-                qids, xb, xs = self.paired_scores(b, s, m)
+                p = pair_results(self.results[b], self.results[s], m, self.segment_of, None)
+                qids = self._ids(b, s, p.queries)
                 out.extend(
-                    QueryDelta(b, s, m, q, float(vb), float(vs), float(vs - vb))
-                    for q, vb, vs in zip(qids, xb.tolist(), xs.tolist())
+                    QueryDelta(b, s, m, q, vb, vs, vs - vb) for q, vb, vs in zip(qids, p.values_a, p.values_b)
                 )
         return out
 
@@ -285,8 +291,10 @@ def compare(
     ci_key = stats.canonical_interval(ci)
     if not 0.0 < float(alpha) < 1.0:
         raise InputError(f"alpha must be between 0 and 1 (e.g. 0.05); got {alpha!r}")
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise InputError(f"samples must be a positive integer; got {samples!r}")
+    try:
+        check_samples(samples)
+    except InputError:
+        raise InputError(f"samples must be a positive integer; got {samples!r}") from None
     measure_values, results, notes = evaluate_runs(qrels, runs, measures, policy)
     names = tuple(results)
     if len(names) < 2:
@@ -297,7 +305,7 @@ def compare(
     where = str(segments) if isinstance(segments, (str, os.PathLike)) else "segments"
     seg_names, seg_counts = segment_counts(segment_of, results, notes, where)
     mnames = tuple(str(m) for m in measure_values)
-    plan = Plan(test_key, ci_key, float(alpha), int(samples), np.random.SeedSequence(seed).entropy)
+    plan = Plan(test_key, ci_key, float(alpha), int(samples), seed)
 
     rows: list[ComparisonRow] = []
     for m in mnames:

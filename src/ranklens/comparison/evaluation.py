@@ -4,10 +4,9 @@ the measures evaluated alongside (the DCG behind every nDCG, for the ordering-co
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import numpy as np
 
 from ranklens.comparison.inputs import is_results_file, one_results
 from ranklens.data.names import file_stem, unique_names
@@ -48,7 +47,7 @@ def evaluate_runs(
             run = one_results(run)
         if isinstance(run, Results):
             for m in measure_values:
-                run.column(m)  # raises MeasureError naming the measures it has
+                run.column_values(m)  # raises MeasureError naming the measures it has
             res = run
         elif evaluator is None:
             raise InputError("qrels are needed to evaluate runs (only precomputed Results may omit them)")
@@ -93,7 +92,8 @@ def _consistency_notes(results: Mapping[str, Results], checks: Sequence[tuple[Me
 def resolve_baseline(baseline: str | int | None, names: tuple[str, ...]) -> str | None:
     if baseline is None:
         return None
-    if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+    numpy = sys.modules.get("numpy")  # (a numpy integer comes only from a caller that imported numpy)
+    if isinstance(baseline, (int, numpy.integer) if numpy is not None else int) and not isinstance(baseline, bool):
         if not -len(names) <= int(baseline) < len(names):
             raise InputError(f"baseline index {baseline} out of range for {len(names)} systems")
         return names[int(baseline)]

@@ -3,18 +3,17 @@ files (``eval --per-query`` output) standing in for runs."""
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ranklens.comparison.pairing import shown_ids
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["load_costs", "load_segments", "parse_number"]
 
@@ -28,9 +27,11 @@ def load_segments(source: Any) -> dict[str, str] | None:
     >>> load_segments({"q1": "nav", "q2": "info"})
     {'q1': 'nav', 'q2': 'info'}
     """
-    from ranklens.data.segments import read_segments
+    if source is None:
+        return None
+    from ranklens.data.segments import read_segments  # (pathlib and the file readers: only for segments)
 
-    return None if source is None else read_segments(source)
+    return read_segments(source)
 
 
 def segment_counts(
@@ -68,9 +69,11 @@ def load_costs(source: Any) -> dict[str, dict[str, float]] | None:
     if source is None:
         return None
     if isinstance(source, (str, os.PathLike)):
+        from pathlib import Path  # (only for a costs file)
+
         columns = _columns_from_file(Path(source))
         where = str(source)
-    elif isinstance(source, Mapping) and all(not isinstance(v, (list, tuple, np.ndarray)) for v in source.values()):
+    elif isinstance(source, Mapping) and all(not isinstance(v, (list, tuple)) and not hasattr(v, "ndim") for v in source.values()):
         out: dict[str, dict[str, float]] = {}
         for system, value in source.items():
             entry = value if isinstance(value, Mapping) else {"cost": value}
@@ -109,6 +112,8 @@ def _columns_from_file(path: Path) -> dict[str, list[Any]]:
     if not lines:
         raise FormatError(str(path), "empty file")
     delimiter = "\t" if "\t" in lines[0] else ","
+    import csv  # (only for a costs or segments file)
+
     rows = list(csv.reader(lines, delimiter=delimiter))
     header = [h.strip() for h in rows[0]]
     columns: dict[str, list[Any]] = {h: [] for h in header}

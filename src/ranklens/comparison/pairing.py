@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ranklens import stats
 from ranklens.results.core import Results
+from ranklens.stats.lists import win_tie_loss as _win_tie_loss
+from ranklens.stats.sums import np_mean
+
+if TYPE_CHECKING:  # (numpy is imported when a caller reads the values as arrays)
+    import numpy as np
 
 __all__ = [
     "BETWEEN_SUBJECTS",
@@ -29,6 +32,7 @@ __all__ = [
     "pair_values",
     "paired_summary",
     "query_values",
+    "value_list",
     "values_of",
     "win_tie_loss",
 ]
@@ -39,14 +43,33 @@ SHOW_IDS = 5
 
 @dataclass(frozen=True, eq=False)
 class Pairing:
-    """Two systems' values on their common queries: ``a[i]`` and ``b[i]`` are the values of ``queries[i]``
-    (in ``a``'s query order); ``only_a``/``only_b`` are the queries only one of them answered."""
+    """Two systems' values on their common queries: ``values_a[i]`` and ``values_b[i]`` (lists of floats; as
+    numpy vectors :attr:`a` and :attr:`b`, built when read) are the values of ``queries[i]`` (in ``a``'s query
+    order); ``only_a``/``only_b`` are the queries only one of them answered."""
 
     queries: tuple[str, ...]
-    a: np.ndarray
-    b: np.ndarray
+    values_a: list[float]
+    values_b: list[float]
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def a(self) -> np.ndarray:
+        """``values_a`` as a float64 numpy vector."""
+        return self._array("a", self.values_a)
+
+    @property
+    def b(self) -> np.ndarray:
+        """``values_b`` as a float64 numpy vector."""
+        return self._array("b", self.values_b)
+
+    def _array(self, key: str, values: list[float]) -> np.ndarray:
+        if key not in self._arrays:
+            import numpy as np
+
+            self._arrays[key] = np.asarray(values, dtype=np.float64)
+        return self._arrays[key]
 
     @property
     def n(self) -> int:
@@ -55,11 +78,11 @@ class Pairing:
 
     def win_tie_loss(self) -> tuple[int, int, int]:
         """How many queries ``a`` wins, ties and loses against ``b`` (:func:`ranklens.stats.win_tie_loss`)."""
-        return win_tie_loss(self.a, self.b)
+        return win_tie_loss(self.values_a, self.values_b)
 
     def swapped(self) -> Pairing:
         """The same pairs seen from ``b`` (the query order stays)."""
-        return Pairing(self.queries, self.b, self.a, self.only_b, self.only_a)
+        return Pairing(self.queries, self.values_b, self.values_a, self.only_b, self.only_a)
 
     def dropped_note(self, name_a: str, name_b: str) -> str | None:
         """The note saying which queries were dropped (``None`` when none was)."""
@@ -130,8 +153,8 @@ def pair_values(a: Mapping[str, float | None], b: Mapping[str, float | None]) ->
     queries = [q for q, v in a.items() if v is not None and b.get(q) is not None]
     only_a = tuple(q for q, v in a.items() if v is not None and b.get(q) is None)
     only_b = tuple(q for q, v in b.items() if v is not None and a.get(q) is None)
-    xa = np.asarray([a[q] for q in queries], dtype=np.float64)
-    xb = np.asarray([b[q] for q in queries], dtype=np.float64)
+    xa = [float(a[q]) for q in queries]  # type: ignore[arg-type]
+    xb = [float(b[q]) for q in queries]  # type: ignore[arg-type]
     return Pairing(tuple(queries), xa, xb, only_a, only_b)
 
 
@@ -147,7 +170,7 @@ def _measure_values(
     res: Results, measure: str, segment_of: Mapping[str, str] | None, segment: str | None
 ) -> dict[str, float]:
     labels = None if segment is None or segment_of is None else [segment_of.get(q) for q in res.query_ids]
-    return query_values(res.query_ids, res.column(measure).tolist(), labels, segment)
+    return query_values(res.query_ids, res.column_values(measure), labels, segment)
 
 
 def common_queries(
@@ -160,10 +183,18 @@ def common_queries(
 
 
 def values_of(res: Results, measure: str, queries: Sequence[str]) -> np.ndarray:
+    """The values of ``measure`` on ``queries`` (every one of which ``res`` answered), in their order, as a
+    numpy vector (:func:`value_list`: as a list)."""
+    import numpy as np
+
+    return np.asarray(value_list(res, measure, queries), dtype=np.float64)
+
+
+def value_list(res: Results, measure: str, queries: Sequence[str]) -> list[float]:
     """The values of ``measure`` on ``queries`` (every one of which ``res`` answered), in their order."""
     index = {q: i for i, q in enumerate(res.query_ids)}
-    col = res.column(measure)
-    return np.asarray([col[index[q]] for q in queries], dtype=np.float64)
+    col = res.column_values(measure)
+    return [col[index[q]] for q in queries]
 
 
 def dropped_all_note(results: Mapping[str, Results], common: Sequence[str]) -> str | None:
@@ -186,10 +217,10 @@ def shown_ids(ids: Sequence[str]) -> str:
 
 
 
-def win_tie_loss(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
+def win_tie_loss(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> tuple[int, int, int]:
     """:func:`ranklens.stats.win_tie_loss` of aligned values (ties within its tolerance); ``(0, 0, 0)`` on no
     query."""
-    return (0, 0, 0) if np.asarray(a).size == 0 else stats.win_tie_loss(a, b)
+    return (0, 0, 0) if len(a) == 0 else _win_tie_loss(a, b)
 
 
 @dataclass(frozen=True)
@@ -208,18 +239,19 @@ class PairedSummary:
     losses: int
 
 
-def paired_summary(a: np.ndarray, b: np.ndarray, test: str = "t", *, level: float = 0.95) -> PairedSummary:
+def paired_summary(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, test: str = "t", *, level: float = 0.95) -> PairedSummary:
     """Compare aligned per-query values ``a`` and ``b``: mean of ``a - b``, its t interval at ``level`` and
     the ``test``'s p-value (both NaN with fewer than 2 queries), via :mod:`ranklens.stats`.
 
-    >>> r = paired_summary(np.array([0.62, 0.41, 0.55, 0.70, 0.33]), np.array([0.58, 0.35, 0.56, 0.61, 0.30]))
+    >>> r = paired_summary([0.62, 0.41, 0.55, 0.70, 0.33], [0.58, 0.35, 0.56, 0.61, 0.30])
     >>> r.n, round(r.mean_diff, 3), r.wins, r.losses
     (5, 0.042, 4, 1)
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    n = int(a.size)
-    mean = float((a - b).mean()) if n else math.nan
+    from ranklens import stats
+
+    a, b = [float(v) for v in a], [float(v) for v in b]
+    n = len(a)
+    mean = np_mean([x - y for x, y in zip(a, b)]) if n else math.nan
     wins, ties, losses = win_tie_loss(a, b)
     if n < 2:
         return PairedSummary(n, mean, math.nan, math.nan, math.nan, test, wins, ties, losses)

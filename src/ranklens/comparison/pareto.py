@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ranklens import stats
 from ranklens.comparison.rows import SummaryRow, json_value
 from ranklens.errors import InputError, did_you_mean
@@ -65,6 +63,8 @@ def pareto_points(
     if incomplete:
         raise InputError(f"costs: every system needs every cost ({', '.join(cost_names)}); {incomplete[0]!r} does not")
     out = []
+    import numpy as np  # (only with costs)
+
     matrix = np.array([[costs[s][c] for c in cost_names] for s in with_costs], dtype=np.float64).reshape(
         len(with_costs), len(cost_names)
     )

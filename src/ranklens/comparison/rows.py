@@ -6,10 +6,8 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
-from typing import Any
-
-import numpy as np
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.pairing import (
@@ -17,11 +15,16 @@ from ranklens.comparison.pairing import (
     common_queries,
     dropped_all_note,
     pair_results,
-    values_of,
+    value_list,
     win_tie_loss,
 )
 from ranklens.errors import InputError
 from ranklens.results.core import Results
+from ranklens.stats.corrections import adjust_p_list
+from ranklens.stats.sums import np_mean
+
+if TYPE_CHECKING:  # (numpy: the Monte Carlo tests, Tukey and percentiles import it when asked for)
+    import numpy as np
 
 __all__ = ["ComparisonRow", "QueryDelta", "SummaryRow"]
 
@@ -106,22 +109,44 @@ class QueryDelta:
         return {k: json_value(v) for k, v in asdict(self).items()}
 
 
+#: the tests and intervals that draw random numbers (the others are analytic, or exact: no generator)
+MONTE_CARLO = ("randomisation", "bootstrap", "randomised-tukey")
+
+
 @dataclass(frozen=True)
 class Plan:
-    """How every row is computed: the test, the interval, alpha, Monte Carlo samples and the seed entropy."""
+    """How every row is computed: the test, the interval, alpha, Monte Carlo samples and the seed (the
+    entropy of ``numpy.random.SeedSequence(seed)``, drawn once when the first generator is asked for: an
+    analytic test and interval never import numpy)."""
 
     test: str
     ci: str
     alpha: float
     samples: int
-    entropy: Any
+    seed: Any
+    _entropy: list[Any] = field(default_factory=list, repr=False)
+
+    @property
+    def entropy(self) -> Any:
+        """``numpy.random.SeedSequence(seed).entropy`` (for ``seed=None``: fresh, drawn once per plan)."""
+        if not self._entropy:
+            import numpy as np
+
+            self._entropy.append(np.random.SeedSequence(self.seed).entropy)
+        return self._entropy[0]
 
     def rng(self, *key: str | None) -> np.random.Generator:
         """A generator keyed by what a row compares (not by its position), so a row's Monte Carlo numbers do
         not change with the other runs or measures compared; the same key gives the test and the interval
         the same resamples."""
+        import numpy as np
+
         words = tuple(zlib.crc32(str(k).encode("utf-8")) for k in key)
         return np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=words))
+
+    def rng_for(self, method: str, *key: str | None) -> np.random.Generator | None:
+        """:meth:`rng` when ``method`` draws random numbers (:data:`MONTE_CARLO`), else None."""
+        return self.rng(*key) if method in MONTE_CARLO else None
 
 
 def compare_segment(
@@ -152,18 +177,19 @@ def compare_segment(
     rows = []
     for b, s in pairs:
         if all_pairs:
-            xb, xs = values_of(results[b], measure, common), values_of(results[s], measure, common)
+            xb, xs = value_list(results[b], measure, common), value_list(results[s], measure, common)
         else:
             pairing = pair_results(results[s], results[b], measure, segment_of, segment)
-            xs, xb = pairing.a, pairing.b
+            xs, xb = pairing.values_a, pairing.values_b
             if segment is None:
                 _note(notes, pairing.swapped().dropped_note(b, s))
-            na = np.isnan(xs) | np.isnan(xb)
-            if na.any():  # a measure NA on some queries (Novelty, ILD, AUC …): paired on the queries both define
-                xs, xb = xs[~na], xb[~na]
+            na = sum(1 for x, y in zip(xs, xb) if x != x or y != y)
+            if na:  # a measure NA on some queries (Novelty, ILD, AUC …): paired on the queries both define
+                kept = [(x, y) for x, y in zip(xs, xb) if x == x and y == y]
+                xs, xb = [x for x, _ in kept], [y for _, y in kept]
                 where = "" if segment is None else f" in segment {segment!r}"
-                _note(notes, f"{b} vs {s} on {measure}{where}: {int(na.sum())} quer{'y' if na.sum() == 1 else 'ies'} NA in either system left out of the pairing")
-        if xs.size == 0:
+                _note(notes, f"{b} vs {s} on {measure}{where}: {na} quer{'y' if na == 1 else 'ies'} NA in either system left out of the pairing")
+        if not xs:
             if segment is None:  # a comparison over no query is an error, never a NaN or a silent gap
                 raise InputError(f"{b} vs {s}: no query both answered, so nothing to compare on {measure}; {BETWEEN_SUBJECTS}")
             _note(notes, f"{b} vs {s} on {measure} in segment {segment!r}: no query in common; no row")
@@ -174,14 +200,14 @@ def compare_segment(
         elif agg != "mean":
             p = stats.aggregate_randomisation_test(xs, xb, agg, samples=plan.samples, seed=plan.rng(*key)).p_value
         else:
-            p = stats.paired_test(xs, xb, plan.test, samples=plan.samples, seed=plan.rng(*key)).p_value
+            p = stats.paired_test(xs, xb, plan.test, samples=plan.samples, seed=plan.rng_for(plan.test, *key)).p_value
         if agg != "mean":
             interval = stats.aggregate_bootstrap_interval(
                 xs, xb, agg, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
             )
         else:
             interval = stats.confidence_interval(
-                xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng(*key)
+                xs, xb, plan.ci, level=1.0 - plan.alpha, samples=plan.samples, seed=plan.rng_for(plan.ci, *key)
             )
         rows.append(_row(b, s, measure, segment, xb, xs, p, plan.test, interval, agg))
     return rows
@@ -249,19 +275,21 @@ def _row(
     system: str,
     measure: str,
     segment: str | None,
-    xb: np.ndarray,
-    xs: np.ndarray,
+    xb: list[float],
+    xs: list[float],
     p: float,
     test: str,
     interval: stats.Interval,
     agg: str = "mean",
 ) -> ComparisonRow:
-    if agg == "mean":
-        mb, ms = float(xb.mean()), float(xs.mean())
-        diff = float((xs - xb).mean())
+    if agg == "mean":  # (numpy's floats, without numpy: stats.sums)
+        mb, ms = np_mean(xb), np_mean(xs)
+        diff = np_mean([x - y for x, y in zip(xs, xb)])
         effect = stats.cohens_d_paired(xs, xb)
     else:
-        mb, ms = float(stats.aggregate_of(xb, agg)), float(stats.aggregate_of(xs, agg))
+        import numpy as np
+
+        mb, ms = float(stats.aggregate_of(np.asarray(xb), agg)), float(stats.aggregate_of(np.asarray(xs), agg))
         diff, effect = ms - mb, math.nan
     wins, ties, losses = win_tie_loss(xs, xb)
     return ComparisonRow(
@@ -269,7 +297,7 @@ def _row(
         system=system,
         measure=measure,
         segment=segment,
-        n=int(xs.size),
+        n=len(xs),
         mean_baseline=mb,
         mean_system=ms,
         diff=diff,
@@ -306,7 +334,9 @@ def _all_pairs(
     order = {name: i for i, name in enumerate(results)}
     if len(common) < 2:
         return None, order, common
-    matrix = np.column_stack([values_of(r, measure, common) for r in results.values()])
+    import numpy as np
+
+    matrix = np.column_stack([value_list(r, measure, common) for r in results.values()]).astype(np.float64)
     if plan.test == "tukey":
         return stats.tukey_hsd(matrix), order, common
     seed = plan.rng(measure, segment, *sorted(results))
@@ -320,19 +350,20 @@ def correct(
     adjusted across segments."""
     if not family:
         return family
-    raw = np.array([r.p_value for r in family], dtype=np.float64)
+    raw = [float(r.p_value) for r in family]
     if test in stats.ALL_PAIRS_TESTS and within_test:
         adjusted = raw
     elif test in stats.ALL_PAIRS_TESTS:
         # each segment's Tukey p-values cover its pairs; correct each pair across the segments
-        adjusted = raw.copy()
+        adjusted = list(raw)
         for pair in {(r.baseline, r.system) for r in family}:
             idx = [i for i, r in enumerate(family) if (r.baseline, r.system) == pair]
-            adjusted[idx] = stats.adjust_p_values(raw[idx], correction)
+            for i, p in zip(idx, adjust_p_list([raw[i] for i in idx], correction)):
+                adjusted[i] = p
     else:
-        adjusted = stats.adjust_p_values(raw, correction)
+        adjusted = adjust_p_list(raw, correction)
     out = []
-    for r, p in zip(family, adjusted.tolist()):
+    for r, p in zip(family, adjusted):
         out.append(replace(r, p_value_adjusted=p, significant=bool(p <= alpha)))
     return out
 
@@ -352,12 +383,18 @@ def summary_rows(
                 if system:  # one value per run: over all queries only
                     out.append(SummaryRow(name, m, seg, len(res.query_ids), float(res[m]) if seg is None else math.nan))
                     continue
-                vals = values_of(res, m, common)
-                vals = vals[~np.isnan(vals)]
+                vals = [v for v in value_list(res, m, common) if v == v]
                 agg = aggregate_name(m)
-                value = (float(vals.mean()) if agg == "mean" else float(stats.aggregate_of(vals, agg))) if vals.size else math.nan
+                value = (np_mean(vals) if agg == "mean" else _aggregate(vals, agg)) if vals else math.nan
                 out.append(SummaryRow(name, m, seg, len(common), value, agg))
     return out
+
+
+def _aggregate(values: list[float], agg: str) -> float:
+    """``agg`` (median, pNN, min, max) of ``values`` (:func:`ranklens.stats.aggregate_of`: numpy)."""
+    import numpy as np
+
+    return float(stats.aggregate_of(np.asarray(values, dtype=np.float64), agg))
 
 
 def json_value(v: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -370,7 +369,7 @@ class Evaluator:
             items = list(runs)
             out = [self(r) for r in items]
             names = unique_names([(res.run, src) for res, src in zip(out, items)])
-        return [res if res.run == n else dataclasses.replace(res, run=n) for res, n in zip(out, names)]
+        return [res if res.run == n else res.replace(run=n) for res, n in zip(out, names)]
 
 
 def _side_inputs(side: _SideTables, lists: RankedLists, wanted: list[Measure], notes: list[str], r: Run, tally: BlockTally | None) -> Any:

@@ -15,6 +15,7 @@ from typing import Any
 from ranklens.errors import InputError, did_you_mean
 from ranklens.gates.model import COVERAGE, Check, GateSettings, Rule
 from ranklens.gates.scope import rule_scopes
+from ranklens.stats.sums import np_mean
 
 __all__ = ["GateReport", "bound_holds", "check_rules", "drop_within"]
 
@@ -94,15 +95,16 @@ def check_rules(
     ``universe`` is every query a check could count (the qrels queries; default: the run's). A check says
     on how many of them it was made, and a check over none fails. ``segments`` go through
     :func:`ranklens.comparison.load_segments`; labelling none of the universe is an InputError."""
-    from ranklens.comparison import compare, load_segments, unique_names
-    from ranklens.data.segments import check_overlap
-
     settings = settings or GateSettings()
     queries = list(universe) if universe is not None else list(run.query_ids)
-    segment_of = load_segments(segments)
-    if segment_of is not None:
+    segment_of = None
+    if segments is not None:  # (the comparison's reader; a gate without segments or drops needs no comparison)
+        from ranklens.comparison import load_segments
+        from ranklens.data.segments import check_overlap
+
+        segment_of = load_segments(segments)
         source = str(segments) if isinstance(segments, (str, os.PathLike)) else "segments"
-        check_overlap(segment_of, queries, source=source)
+        check_overlap(segment_of, queries, source=source)  # type: ignore[arg-type]
     labels = sorted(set(segment_of.values())) if segment_of else []
     for r in rules:
         if r.measure == COVERAGE:
@@ -127,6 +129,8 @@ def check_rules(
         raise InputError("--max-drop rules need --baseline BASE.run")
     comparison = None
     if drops:
+        from ranklens.comparison import compare, unique_names
+
         names = unique_names([(baseline.run, baseline_path), (run.run, run_path)])
         comparison = compare(
             None,
@@ -164,12 +168,9 @@ def _where(segment: str | None, n: int, total: int) -> str:
 
 
 def _check_bound(rule: Rule, segment: str | None, run: Any, segment_of: dict[str, str] | None, total: int) -> Check:
-    import numpy as np
-
-    col = run.column(rule.measure)
-    mask = [segment is None or (segment_of or {}).get(q) == segment for q in run.query_ids]
-    values = np.asarray(col)[np.asarray(mask, dtype=bool)] if len(mask) else np.zeros(0)
-    n = int(values.size)
+    col = run.column_values(rule.measure)
+    values = [v for v, q in zip(col, run.query_ids) if segment is None or (segment_of or {}).get(q) == segment]
+    n = len(values)
     head = f"{rule.measure} {_SYMBOL[rule.op]} {rule.threshold:g} on {_where(segment, n, total)}"
 
     def check(value: float, status: str, message: str) -> Check:
@@ -187,7 +188,7 @@ def _check_bound(rule: Rule, segment: str | None, run: Any, segment_of: dict[str
     return check(mean, "fail", f"{head}: {mean:.4f} is {mean - rule.threshold:.4f} above the maximum (n={n})")
 
 
-def _value(run: Any, measure: str, values: Any) -> float | None:
+def _value(run: Any, measure: str, values: list[float]) -> float | None:
     """The value a bound checks: the mean of the per-query values, or for a system-level measure its
     value on the run (None on a segment), or for a measure that takes ``agg=`` (the recommender measures,
     which also leave NA users out) its own aggregate."""
@@ -199,7 +200,7 @@ def _value(run: Any, measure: str, values: Any) -> float | None:
         return float(run[measure]) if len(values) == len(run.query_ids) else None
     if any(p.name == "agg" for p in m.family.params):  # (other measures: the plain mean, as always)
         return aggregate(m, values)
-    return float(values.mean())
+    return np_mean(values)  # (numpy's mean, bit for bit, without numpy)
 
 
 def _check_drop(rule: Rule, segment: str | None, comparison: Any, alpha: float | None, total: int) -> Check:

@@ -11,11 +11,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ranklens.comparison import Comparison
 from ranklens.data.formats import REPORT_FILES
 from ranklens.errors import InputError, did_you_mean
+
+if TYPE_CHECKING:  # (pathlib where a file name is read or written: a report to standard output needs none)
+    from pathlib import Path
 
 __all__ = ["FORMATS", "format_for_path", "render", "write_report"]
 
@@ -54,6 +57,8 @@ def render(comparison: Comparison, fmt: str = "table", **options: object) -> str
 
 def format_for_path(path: str | Path) -> str:
     """The report format a file name implies (``.md``, ``.tex``, ``.json``, ``.html``, ``.txt``)."""
+    from pathlib import Path
+
     suffix = Path(path).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise InputError(
@@ -65,6 +70,8 @@ def format_for_path(path: str | Path) -> str:
 
 def write_report(comparison: Comparison, path: str | Path, fmt: str | None = None) -> Path:
     """Write the report to ``path`` in ``fmt`` (by default from the extension); returns the path."""
+    from pathlib import Path
+
     target = Path(path)
     text = render(comparison, fmt or format_for_path(target))
     target.write_text(text, encoding="utf-8")

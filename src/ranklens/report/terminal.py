@@ -37,11 +37,16 @@ def render_table(
     significant only before correction. Tables fit ``width`` (default: the terminal's; no limit when
     writing to a file or pipe): low-priority columns are left out, with a note naming them.
     """
-    from rich.table import Table
-
-    from ranklens.results.fit import console, drop_to_fit, terminal_width
+    from ranklens.results.fit import terminal_width
 
     width = width if width is not None else terminal_width()
+    if width is None and not color and not worst and not comparison.pareto:
+        plain = _plain_tables(comparison)
+        if plain is not None:
+            return plain
+    from rich.table import Table
+
+    from ranklens.results.fit import console, drop_to_fit
     buf = io.StringIO()
     con = console(buf, width, color=color)
     alpha = comparison.alpha
@@ -97,6 +102,40 @@ def render_table(
         f"{UP}/{DOWN} significant after correction, {UP_RAW}/{DOWN_RAW} before correction only: {legend(comparison)}."
     )
     return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def _plain_tables(comparison: Comparison) -> str | None:
+    """The pairwise tables and the legend without rich (:func:`ranklens.results.box.aligned_table`), when
+    nothing limits the width (a file or a pipe: no column is left out) and rich would print every text as
+    written; None otherwise. ``tests/report/test_terminal_plain.py`` checks them against rich."""
+    from ranklens.results.box import aligned_table, plain_text
+
+    alpha = comparison.alpha
+    level = f"{100 * (1 - alpha):g}% CI"
+    corr = comparison.options.get("correction", "holm")
+    tables: list[tuple[str, list[ComparisonRow], bool, str]] = []
+    for measure in comparison.measures:
+        scope = "system-level (one value per run): no paired test, no p-value" if is_system(measure) else "all queries"
+        agg = "mean" if is_system(measure) else aggregate_name(measure)
+        tables.append((f"{measure} — {scope}{_aggregate_words(agg)}", comparison.select(measure=measure), False, agg))
+    if comparison.segments:
+        for measure in comparison.measures:
+            rows = comparison.select(measure=measure, overall=False)
+            if rows:
+                agg = aggregate_name(measure)
+                tables.append((f"{measure} — per segment{_aggregate_words(agg)}", rows, True, agg))
+    out = []
+    for title, rows, segment, agg in tables:
+        names = _names(level, corr, segment=segment, agg=agg)
+        align = "".join("l" if n in ("segment", "system", "baseline") else ("c" if n == "" else "r") for n in names)
+        text = aligned_table(names, [_cells(r, alpha, segment=segment) for r in rows], align, title)
+        if text is None:
+            return None
+        out.append(text)
+    last = f"{UP}/{DOWN} significant after correction, {UP_RAW}/{DOWN_RAW} before correction only: {legend(comparison)}."
+    if not plain_text(last):
+        return None
+    return "".join(out) + last.rstrip() + "\n"
 
 
 def _worst_tables(con: object, comparison: Comparison, n: int) -> None:

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["MIN_NUMBER_WIDTH", "box_table", "box_width"]
+__all__ = ["MIN_NUMBER_WIDTH", "NARROW", "aligned_table", "box_table", "box_width", "plain_text"]
 
 #: the narrowest number column (rich's ``min_width`` of the table's number columns)
 MIN_NUMBER_WIDTH = 6
@@ -54,6 +54,67 @@ def box_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str | Non
         return bar + bar.join([first, *rest]) + bar
 
     out = [line("┏", "━", "┳", "┓"), cells_of(header, "┃"), line("┡", "━", "╇", "┩")]
+    out += [cells_of(row, "│") for row in rows]
+    out.append(line("└", "─", "┴", "┘"))
+    return "".join(s.rstrip() + "\n" for s in out)
+
+
+#: the characters besides printable ASCII that :func:`aligned_table` draws: each one column wide in rich's
+#: measure (``compare``'s Δ, its markers ▲▼△▽, the dash of a missing value and the α of its legend)
+NARROW = frozenset("Δ▲▼△▽—α−")
+
+
+def plain_text(text: str) -> bool:
+    """Whether rich prints ``text`` as it is, each character one column: printable ASCII and :data:`NARROW`,
+    no surrounding space, nothing like an emoji code (``:name:``, which rich replaces)."""
+    import re
+
+    return (
+        all((c.isascii() and c.isprintable()) or c in NARROW for c in text) and text == text.strip()
+        and re.search(r":\S*?:", text) is None
+    )
+
+
+def aligned_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str, title: str | None = None) -> str | None:
+    """The table rich draws for ``header`` and ``rows`` with no width limit, each column aligned as ``align``
+    says (one letter a column: ``l`` left, ``r`` right, ``c`` centred, the odd space on the right) and no
+    minimum width, under ``title`` (left-justified; rich's title of a :class:`rich.table.Table`). None when
+    a cell or the title has a character rich may measure otherwise (:data:`NARROW`), when the title is wider
+    than the table (rich would wrap it) or looks like an emoji code (``:name:``, which rich replaces).
+
+    >>> print(aligned_table(["system", "p", ""], [["dense", "0.0114", "▲"], ["bm25", "0.5", ""]], "lrc", "nDCG@10"), end="")
+    nDCG@10
+    ┏━━━━━━━━┳━━━━━━━━┳━━━┓
+    ┃ system ┃      p ┃   ┃
+    ┡━━━━━━━━╇━━━━━━━━╇━━━┩
+    │ dense  │ 0.0114 │ ▲ │
+    │ bm25   │    0.5 │   │
+    └────────┴────────┴───┘
+    """
+    texts = [*header, *(c for row in rows for c in row), *([title] if title is not None else [])]
+    if len(align) != len(header) or not all(plain_text(t) for t in texts):
+        return None
+    widths = [max([len(header[j]), *(len(row[j]) for row in rows)]) for j in range(len(header))]
+    total = sum(w + 2 for w in widths) + len(header) + 1
+    if title is not None and len(title) > total:
+        return None
+
+    def cell(text: str, width: int, how: str) -> str:
+        if how == "l":
+            return f" {text:<{width}} "
+        if how == "r":
+            return f" {text:>{width}} "
+        left = (width - len(text)) // 2
+        return " " + " " * left + text + " " * (width - len(text) - left) + " "
+
+    def line(left: str, fill: str, cross: str, right: str) -> str:
+        return left + cross.join(fill * (w + 2) for w in widths) + right
+
+    def cells_of(row: Sequence[str], bar: str) -> str:
+        return bar + bar.join(cell(c, w, a) for c, w, a in zip(row, widths, align)) + bar
+
+    out = [title] if title is not None else []
+    out += [line("┏", "━", "┳", "┓"), cells_of(header, "┃"), line("┡", "━", "╇", "┩")]
     out += [cells_of(row, "│") for row in rows]
     out.append(line("└", "─", "┴", "┘"))
     return "".join(s.rstrip() + "\n" for s in out)

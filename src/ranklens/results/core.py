@@ -1,79 +1,135 @@
-"""Results: per-query values and aggregates of one run, convertible to frames, dicts and JSON."""
+"""Results: per-query values and aggregates of one run, convertible to frames, dicts and JSON.
+
+The values are held in pure Python (an ``array.array`` of float64, one row per query), whichever backend
+computed them, so a face that only prints them (``eval``, ``compare``, ``gate``, ``trec-eval`` on the
+compiled pass) never imports numpy; :attr:`Results.values` builds the numpy matrix on first use (without a
+copy) for the callers that ask for it.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
+import sys
+from array import array
 
 from ranklens.errors import InputError, MeasureError, MissingDependencyError, Note
-from ranklens.measures.base import MIN_GEO_MEAN, Measure
-from ranklens.measures.language import MeasureLike
+from ranklens.stats.sums import np_sum
 
-if TYPE_CHECKING:  # (pyarrow is imported by the methods that build Arrow tables: a gate or a compare needs none)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (numpy, pyarrow and the measure language are imported by the methods that use them)
+    from collections.abc import Iterable, Mapping, Sequence
+    from dataclasses import Field
+    from typing import Any, ClassVar, Literal
+
+    import numpy as np
     import pyarrow as pa
+
+    from ranklens.measures.base import Measure
+    from ranklens.measures.language import MeasureLike
+
+    #: the shape of a table of results: ``"wide"`` (one column per measure) or ``"long"`` (one row per value)
+    Layout = Literal["wide", "long"]
 
 __all__ = ["Layout", "QueryId", "Results", "aggregate", "note_data"]
 
 #: a query id as handed back: the string the engine matched, or the integer it was given as
 QueryId = str | int
-#: the shape of a table of results: ``"wide"`` (one column per measure) or ``"long"`` (one row per value)
-Layout = Literal["wide", "long"]
 
 
+def _floats(values: Any) -> list[float]:
+    """A column of values (a numpy vector, an ``array.array``, a list) as a list of floats."""
+    return values.tolist() if hasattr(values, "tolist") else [float(v) for v in values]
 
-def aggregate(m: Measure, values: np.ndarray) -> float:
+
+def aggregate(m: Measure, values: Any) -> float:
     """Aggregate one measure's per-query values the way its family declares (mean, sum, gmean, nanmean).
 
-    ``nanmean`` skips queries where the measure is not defined (NaN): they are excluded from the mean,
-    and NaN is returned when no query has a value. A measure with an ``agg=`` parameter (the recommender
-    measures: ``median``, ``p90`` …) combines its values that way instead of by their mean. A system-level
-    measure (``Coverage@10``) has no per-query values to combine: NaN (its value is computed on the run).
+    ``values``: a numpy vector or any sequence of floats. ``nanmean`` skips queries where the measure is
+    not defined (NaN): they are excluded from the mean, and NaN is returned when no query has a value. A
+    measure with an ``agg=`` parameter (the recommender measures: ``median``, ``p90`` …) combines its values
+    that way instead of by their mean. A system-level measure (``Coverage@10``) has no per-query values to
+    combine: NaN (its value is computed on the run). The mean is :func:`math.fsum` over the count (correctly
+    rounded: independent of the queries' order); sums are numpy's (:func:`ranklens.stats.sums.np_sum`).
     """
     if m.family.is_system(m):
         return math.nan
     how = m.family.aggregate
+    vals = _floats(values)
     if how == "nanmean":
-        values = values[~np.isnan(values)]
+        vals = [v for v in vals if v == v]
         how = "mean"
     if how == "mean" and any(p.name == "agg" for p in m.family.params) and m.get("agg") != "mean":
-        return _quantile(str(m.get("agg")), values)
+        return _quantile(str(m.get("agg")), vals)
     if how == "sum":
-        return float(values.sum())
-    if values.size == 0:
+        return np_sum(vals)
+    if not vals:
         return math.nan
     if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
-    return math.fsum(values.tolist()) / values.size  # (correctly rounded: independent of the queries' order)
+        import numpy as np
+
+        from ranklens.measures.base import MIN_GEO_MEAN  # (trec_eval's floor for geometric means)
+
+        return float(np.exp(np.mean(np.log(np.maximum(np.asarray(vals, dtype=np.float64), MIN_GEO_MEAN)))))
+    return math.fsum(vals) / len(vals)  # (correctly rounded: independent of the queries' order)
 
 
-def _quantile(agg: str, values: np.ndarray) -> float:
+def _quantile(agg: str, values: list[float]) -> float:
     """``median``, ``pNN``, ``min`` or ``max`` of ``values`` (NaN when empty)."""
-    if values.size == 0:
+    if not values:
         return math.nan
     if agg == "min":
-        return float(values.min())
+        return min(values)
     if agg == "max":
-        return float(values.max())
+        return max(values)
+    import numpy as np
+
     q = 50.0 if agg == "median" else float(agg[1:])
-    return float(np.percentile(values, q))
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
-@dataclass(frozen=True, eq=False)
-class Results:
+def _is_numpy(value: object) -> bool:
+    return type(value).__module__.startswith("numpy")
+
+
+#: the fields of a :class:`Results`, in the order its constructor takes them
+FIELDS = ("run", "measures", "query_ids", "values", "aggregates", "notes", "options", "id_kind")
+
+
+class _AsDataclass(type):
+    """:class:`Results` is built without :mod:`dataclasses` (``ranklens eval``'s express form imports neither it
+    nor :mod:`inspect`), yet :func:`dataclasses.replace`, :func:`~dataclasses.fields`, :func:`~dataclasses.asdict`
+    and :func:`~dataclasses.is_dataclass` take it as the frozen dataclass it was: its fields are declared the
+    first time they are asked for."""
+
+    if not TYPE_CHECKING:  # (hidden from type checkers: a misspelt attribute stays an error there)
+
+        def __getattr__(cls, name: str) -> Any:
+            if name != "__dataclass_fields__":
+                raise AttributeError(name)
+            import dataclasses
+
+            shape = dataclasses.make_dataclass(
+                "Results",
+                [*((f, object) for f in FIELDS[:5]), ("notes", object, dataclasses.field(default=())),
+                 ("options", object, dataclasses.field(default_factory=dict)), ("id_kind", object, dataclasses.field(default="str"))],
+                frozen=True, eq=False,
+            )
+            type.__setattr__(cls, name, shape.__dataclass_fields__)  # type: ignore[attr-defined]
+            return shape.__dataclass_fields__  # type: ignore[attr-defined]
+
+
+class Results(metaclass=_AsDataclass):
     """What :func:`ranklens.evaluate` returns, always: one run's values per query and in aggregate.
 
     Attributes:
         run: the run's name.
         measures: the measures, in the order asked.
         query_ids: the evaluated queries (bytewise order).
-        values: float64 matrix, one row per query, one column per measure.
+        values: float64 matrix (numpy), one row per query, one column per measure: built on first use
+            from the values held in pure Python (:meth:`value_rows` and :meth:`column_values` read them
+            without numpy). Give it as a numpy matrix, an ``array.array("d")`` of the rows one after the
+            other or a sequence of rows.
         aggregates: one value per measure (mean over queries; sums for counts).
         notes: what was left out and why (run-only queries, missing queries, truncated rows …).
 
@@ -83,17 +139,73 @@ class Results:
     (1.0, {'q1': 1.0})
     """
 
+    if TYPE_CHECKING:  # (what type checkers see of the dataclass protocol: dataclasses.replace(results, …) checks)
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
     run: str
     measures: tuple[Measure, ...]
     query_ids: tuple[str, ...]
-    values: np.ndarray
     aggregates: tuple[float, ...]
-    notes: tuple[str, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
-    id_kind: str = "str"
+    notes: tuple[str, ...]
+    options: dict[str, Any]
+    id_kind: str
     """``"int"`` when the run's query ids were given as integers: :attr:`query_ids` holds them as strings (the
     engine matches ids as strings, as trec_eval does), :attr:`ids`, :meth:`per_query` and the tables hand
     them back as integers, and lookups (:meth:`subset`, :meth:`by_segment`) take either"""
+
+    def __init__(
+        self,
+        run: str,
+        measures: tuple[Measure, ...],
+        query_ids: tuple[str, ...],
+        values: Any,
+        aggregates: tuple[float, ...],
+        notes: tuple[str, ...] = (),
+        options: dict[str, Any] | None = None,
+        id_kind: str = "str",
+    ) -> None:
+        d = self.__dict__
+        d.update(run=run, measures=measures, query_ids=query_ids, aggregates=aggregates, notes=notes,
+                 options={} if options is None else options, id_kind=id_kind)
+        width = len(measures)
+        d["_width"] = width
+        if _is_numpy(values):
+            d["_matrix"], d["_flat"] = values, None
+            return
+        if isinstance(values, array):
+            flat = values if values.typecode == "d" else array("d", values)
+        else:
+            flat = array("d")
+            for row in values:
+                flat.extend(row)
+        if len(flat) != width * len(query_ids):
+            raise ValueError(f"values: {len(flat)} numbers for {len(query_ids)} queries × {width} measures")
+        d["_matrix"], d["_flat"] = None, flat
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Results are read-only: use .replace({name}=...)")
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "__dataclass_fields__":  # (dataclasses.fields(results): see _AsDataclass)
+                return getattr(type(self), name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def values(self) -> np.ndarray:
+        """float64 matrix (numpy), one row per query, one column per measure: built on first use (sharing
+        the memory of the values held in pure Python) and kept."""
+        d = self.__dict__
+        matrix = d["_matrix"]
+        if matrix is None:
+            import numpy as np
+
+            flat, width = d["_flat"], d["_width"]
+            rows = len(self.query_ids)
+            matrix = np.frombuffer(flat, dtype=np.float64).reshape(rows, width) if len(flat) else np.zeros((rows, width))
+            d["_matrix"] = matrix
+        return matrix  # type: ignore[no-any-return]
 
     @property
     def ids(self) -> tuple[QueryId, ...]:
@@ -104,12 +216,18 @@ class Results:
         return tuple(given_id(q) for q in self.query_ids)
 
     def _index(self, measure: MeasureLike) -> int:
+        names = [str(m) for m in self.measures]
+        if isinstance(measure, str) and measure in names:  # (a canonical name: no need of the measure language)
+            return names.index(measure)
         from ranklens.measures import parse
+        from ranklens.measures.base import Measure
 
         m = measure if isinstance(measure, Measure) else parse(measure)
         try:
             return self.measures.index(m)
         except ValueError:
+            if str(m) in names:  # (measures of the compiled pass's plain words: ExpressMeasure)
+                return names.index(str(m))
             raise MeasureError(
                 f"measure '{m}' was not evaluated; these were: {', '.join(map(str, self.measures))}"
             ) from None
@@ -130,22 +248,48 @@ class Results:
         j = self._index(measure)
         if self.measures[j].family.is_system(self.measures[j]):
             raise MeasureError(f"{self.measures[j]} is a system-level measure: one value per run, none per query")
-        col = self.values[:, j]
-        return dict(zip(self.ids, col.tolist()))
+        return dict(zip(self.ids, self._column(j)))
 
     def value_rows(self) -> list[list[float]]:
-        """:attr:`values` as a list of rows (one list per query), what the text renderers read."""
-        return self.values.tolist()  # type: ignore[no-any-return]
+        """:attr:`values` as a list of rows (one list per query), what the text renderers read (no numpy)."""
+        flat, width = self.__dict__["_flat"], self.__dict__["_width"]
+        if flat is None:
+            return self.values.tolist()  # type: ignore[no-any-return]
+        return [flat[i : i + width].tolist() for i in range(0, len(flat), width)] if width else [[] for _ in self.query_ids]
 
     def column(self, measure: MeasureLike) -> np.ndarray:
-        """The per-query values of one measure, aligned with :attr:`query_ids`."""
+        """The per-query values of one measure as a numpy vector, aligned with :attr:`query_ids`
+        (:meth:`column_values`: the same as a list, without numpy)."""
         return self.values[:, self._index(measure)]
+
+    def column_values(self, measure: MeasureLike) -> list[float]:
+        """The per-query values of one measure as a list of floats, aligned with :attr:`query_ids`."""
+        return self._column(self._index(measure))
+
+    def _column(self, j: int) -> list[float]:
+        flat, width = self.__dict__["_flat"], self.__dict__["_width"]
+        if flat is None:
+            return self.values[:, j].tolist()  # type: ignore[no-any-return]
+        return flat[j::width].tolist()
+
+    def stored_values(self) -> Any:
+        """The values as they are held: an ``array.array("d")`` of the rows one after the other, or the
+        numpy matrix they were given as (what :attr:`values` and the constructor take)."""
+        d = self.__dict__
+        return d["_flat"] if d["_flat"] is not None else d["_matrix"]
+
+    def replace(self, **changes: Any) -> Results:
+        """A :class:`Results` with ``changes`` (as :func:`dataclasses.replace`, which works too), the values
+        shared as they are held (no numpy matrix is built)."""
+        if "values" not in changes and "measures" not in changes:
+            changes["values"] = self.stored_values()
+        return Results(**{f: changes[f] if f in changes else getattr(self, f) for f in FIELDS})
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """pytrec_eval's form ``{query_id: {measure: value}}``, plus ``"all"`` for the aggregates."""
         names = [str(m) for m in self.measures]
         keep = self._per_query_columns()
-        out = {q: {names[j]: row[j] for j in keep} for q, row in zip(self.query_ids, self.values.tolist())}
+        out = {q: {names[j]: row[j] for j in keep} for q, row in zip(self.query_ids, self.value_rows())}
         out["all"] = dict(zip(names, self.aggregates))
         return out
 
@@ -164,7 +308,7 @@ class Results:
             "num_queries": len(self.query_ids),
             "per_query": {
                 q: {names[j]: _json_float(row[j]) for j in keep}
-                for q, row in zip(self.query_ids, self.values.tolist())
+                for q, row in zip(self.query_ids, self.value_rows())
             },
             "notes": list(self.notes),
             "note_data": note_data(self.notes),
@@ -176,6 +320,8 @@ class Results:
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The :meth:`to_json_dict` form as text."""
+        import json
+
         return json.dumps(self.to_json_dict(), indent=indent)
 
     def _id_array(self, ids: Sequence[str]) -> pa.Array:
@@ -203,6 +349,7 @@ class Results:
     def to_long_arrow(self) -> pa.Table:
         """A long table: ``run, measure, query_id, value``, with aggregate rows under query id ``all`` (with
         integer ids: under a null query id, so the column keeps their type)."""
+        import numpy as np
         import pyarrow as pa
 
         n_q = self.values.shape[0]
@@ -280,8 +427,14 @@ class Results:
                 f"{self.run}: none of the {len(given)} query ids given ({show_ids([str(q) for q in given])}) was "
                 f"evaluated; the evaluated queries are {show_ids(list(self.query_ids))}"
             )
-        values = self.values[rows, :] if rows else np.zeros((0, len(self.measures)))
-        aggs = tuple(aggregate(m, values[:, j]) for j, m in enumerate(self.measures))
+        width = len(self.measures)
+        flat = self.__dict__["_flat"]
+        if flat is None:
+            flat = array("d", self.values.reshape(-1).tolist())
+        values = array("d")
+        for i in rows:
+            values.extend(flat[i * width : (i + 1) * width])
+        aggs = tuple(aggregate(m, values[j::width]) for j, m in enumerate(self.measures))
         return Results(
             self.run, self.measures, tuple(self.query_ids[i] for i in rows), values, aggs, (), self.options, self.id_kind
         )
@@ -329,7 +482,10 @@ class Results:
 
 def id_text(q: object) -> str:
     """How the engine spells a query id: integers (Python or numpy) as their decimal string, text as is."""
-    if isinstance(q, (int, np.integer)) and not isinstance(q, bool):
+    if isinstance(q, int) and not isinstance(q, bool):
+        return str(q)
+    numpy = sys.modules.get("numpy")  # (a numpy integer comes only from a caller that imported numpy)
+    if numpy is not None and isinstance(q, numpy.integer):
         return str(int(q))
     return str(q)
 
@@ -357,7 +513,7 @@ def assemble(
     run: str,
     measures: Sequence[Measure],
     query_ids: Sequence[str],
-    values: np.ndarray,
+    values: Any,
     notes: Sequence[str] = (),
     options: dict[str, Any] | None = None,
     system: Mapping[int, float] | None = None,
@@ -365,27 +521,29 @@ def assemble(
 ) -> Results:
     """The one way a :class:`Results` is built from per-query values: the aggregate of every measure,
     and a note for each set measure that is NA (NaN, skipped by its mean) on some queries. ``system``
-    gives the value of each system-level measure (by column), computed on the whole run.
+    gives the value of each system-level measure (by column), computed on the whole run. ``values``: a
+    numpy matrix, an ``array.array("d")`` of the rows one after the other, or a sequence of rows.
 
     >>> from ranklens.measures import parse_many
-    >>> res = assemble("r", parse_many(["RAnWG@5"]), ["a", "b"], np.array([[1.0], [np.nan]]))
+    >>> res = assemble("r", parse_many(["RAnWG@5"]), ["a", "b"], [[1.0], [math.nan]])
     >>> res["RAnWG@5"], res.notes
     (1.0, ('RAnWG@5: 1 of 2 queries NA (excluded from the mean)',))
     """
     measures = tuple(measures)
+    res = Results(run, measures, tuple(query_ids), values, (), tuple(notes), dict(options or {}), id_kind)
     aggs = tuple(
-        float((system or {}).get(j, math.nan)) if m.family.is_system(m) else aggregate(m, values[:, j])
+        float((system or {}).get(j, math.nan)) if m.family.is_system(m) else aggregate(m, res._column(j))
         for j, m in enumerate(measures)
     )
-    res = Results(run, measures, tuple(query_ids), values, aggs, tuple(notes), dict(options or {}), id_kind)
+    res = res.replace(aggregates=aggs)
     na = [note for note in na_notes(res) if note not in res.notes]
-    return dataclasses.replace(res, notes=(*res.notes, *na)) if na else res
+    return res.replace(notes=(*res.notes, *na)) if na else res
 
 
 def na_counts(results: Results) -> dict[str, int]:
     """Queries where each measure is NA (NaN), for the measures whose mean skips them."""
     return {
-        str(m): int(np.count_nonzero(np.isnan(results.values[:, j])))
+        str(m): sum(1 for v in results._column(j) if v != v)
         for j, m in enumerate(results.measures)
         if m.family.aggregate == "nanmean" and not m.family.is_system(m)
     }
@@ -403,6 +561,8 @@ def na_notes(results: Results) -> list[str]:
 
 def stack_columns(columns: Sequence[np.ndarray], n_queries: int) -> np.ndarray:
     """Stack per-measure vectors into the (queries × measures) matrix."""
+    import numpy as np
+
     if not columns:
         return np.zeros((n_queries, 0))
     return np.column_stack(columns).astype(np.float64, copy=False)
@@ -418,3 +578,11 @@ def note_data(notes: Sequence[str]) -> list[dict[str, Any]]:
     [{'kind': 'truncated_rows', 'count': 3}, {'kind': 'text', 'text': '2 queries have no value'}]
     """
     return [n.data() if isinstance(n, Note) else {"kind": "text", "text": str(n)} for n in notes]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Layout":  # (typing is imported only by who asks for the alias)
+        from typing import Literal
+
+        return Literal["wide", "long"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,4 +37,4 @@ def label_runs(named: Sequence[tuple[str | None, str]], results: Sequence[Result
     from ranklens.data.names import unique_names
 
     labels = unique_names(pairs)
-    return [r if r.run == label else dataclasses.replace(r, run=label) for r, label in zip(results, labels)]
+    return [r if r.run == label else r.replace(run=label) for r, label in zip(results, labels)]

@@ -8,15 +8,14 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
-if TYPE_CHECKING:  # (pyarrow only where a table is read or written: looks_like_results needs none)
+if TYPE_CHECKING:  # (pyarrow and pathlib only where a table is read or written: looks_like_results needs none)
+    from pathlib import Path
+
     import pyarrow as pa
 
 __all__ = ["looks_like_results", "read_results", "write_results"]
@@ -49,6 +48,8 @@ def write_results(
     >>> out.read_text().splitlines()[1]
     'run,P@1,q1,1.0'
     """
+    from pathlib import Path
+
     from ranklens.results.rendering import render
 
     items = [results] if isinstance(results, Results) else list(results)
@@ -81,7 +82,7 @@ def looks_like_results(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a results file written by :func:`write_results` (JSON, CSV or Parquet), from
     its first bytes or its Parquet schema: ``{"ranklens_version": …}`` / ``{"run": "…", …}``, a CSV header
     ``run,measure,query_id,value``, or Parquet columns ``run, measure, query_id, value``."""
-    p = Path(path)
+    p = os.fspath(path)
     try:
         with open(p, "rb") as fh:
             head = fh.read(4096)
@@ -117,6 +118,8 @@ def read_results(path: str | os.PathLike[str]) -> list[Results]:
     >>> back.per_query("P@1"), back["P@1"]
     ({'q1': 1.0, 'q2': 0.0}, 0.5)
     """
+    from pathlib import Path
+
     p = Path(path)
     display = str(path)
     try:
@@ -167,9 +170,7 @@ def _one_json(d: Any, display: str, i: int) -> Results:
     measures = tuple(parse(n) for n in names)
     per_query = d.get("per_query") or {}
     qids = tuple(sorted(per_query, key=lambda q: str(q).encode("utf-8")))
-    values = np.array(
-        [[_number(per_query[q].get(n), display) for n in names] for q in qids], dtype=np.float64
-    ).reshape(len(qids), len(names))
+    values = [[_number(per_query[q].get(n), display) for n in names] for q in qids]  # (rows: Results holds them)
     aggregates = tuple(_number(d["aggregate"].get(n), display) for n in names)
     notes = tuple(str(n) for n in d.get("notes") or ())
     options: dict[str, Any] = dict(d["options"]) if isinstance(d.get("options"), dict) else {}
@@ -203,9 +204,7 @@ def _from_long(table: pa.Table, display: str) -> list[Results]:
     for name, r in runs.items():
         names = list(r["measures"])
         qids = tuple(sorted(r["per_query"], key=lambda q: q.encode("utf-8")))
-        values = np.array(
-            [[r["per_query"][q].get(n, math.nan) for n in names] for q in qids], dtype=np.float64
-        ).reshape(len(qids), len(names))
+        values = [[r["per_query"][q].get(n, math.nan) for n in names] for q in qids]
         aggregates = tuple(r["aggregate"].get(n, math.nan) for n in names)
         out.append(Results(name, tuple(parse(n) for n in names), qids, values, aggregates))
     return out

@@ -164,7 +164,6 @@ def evaluate_run_paths(
 def _evaluate_run(
     spark: Any, q: Input, run_path: str, measures: Sequence[Any] | str, policy: EvalPolicy, path: str, require_shared: bool
 ) -> Any:
-    import dataclasses
 
     from ranklens.data.names import file_stem
     from ranklens.engine.evaluator import nothing_evaluated
@@ -194,7 +193,7 @@ def _evaluate_run(
         res = ev.results
         ev.unpersist()
     if r.notes:  # the reader's notes first, as the Evaluator puts a Run's
-        res = dataclasses.replace(res, notes=(*r.notes, *(n for n in res.notes if n not in r.notes)))
+        res = res.replace(notes=(*r.notes, *(n for n in res.notes if n not in r.notes)))
     return res
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ranklens.errors import InputError, MissingDependencyError
+from ranklens.stats.lists import TIE_RTOL, check_level, check_samples, not_one_dimensional
 
 __all__ = [
     "TIE_RTOL",
@@ -26,17 +27,12 @@ __all__ = [
 #: A seed for :func:`numpy.random.default_rng`: an int, a Generator, or ``None`` for fresh OS entropy.
 Seed = int | np.random.Generator | None
 
-#: Relative tolerance under which two scores, or a permuted and an observed statistic, count as equal.
-#: Mathematically equal values computed in a different order can differ in the last ulp (METRICS.md §8.2).
-TIE_RTOL = 1e-12
-
-
 def paired(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``a`` and ``b`` as float64 vectors of the same length, one value per query, all finite."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.ndim != 1 or y.ndim != 1:
-        raise InputError(f"paired scores must be 1-D (one value per query); got shapes {x.shape} and {y.shape}")
+        raise not_one_dimensional(x.shape, y.shape)
     if x.shape != y.shape:
         raise InputError(f"paired scores must cover the same queries; got {x.size} and {y.size} values")
     if x.size == 0:
@@ -70,20 +66,6 @@ def is_tie(d: np.ndarray) -> bool:
 def rng(seed: Seed) -> np.random.Generator:
     """``numpy.random.default_rng(seed)``; a Generator is used as is."""
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-
-def check_samples(samples: int) -> int:
-    """A positive number of Monte Carlo samples."""
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise InputError(f"the number of samples must be a positive integer; got {samples!r}")
-    return int(samples)
-
-
-def check_level(level: float) -> float:
-    """A confidence level strictly between 0 and 1."""
-    if not 0.0 < float(level) < 1.0:
-        raise InputError(f"confidence level must be between 0 and 1 (e.g. 0.95); got {level!r}")
-    return float(level)
 
 
 def scipy_stats() -> ModuleType:

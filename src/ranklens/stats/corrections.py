@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import ArrayLike
+import math
 
 from ranklens.errors import InputError, did_you_mean
 
-__all__ = ["CORRECTIONS", "adjust_p_values", "benjamini_hochberg", "bonferroni", "canonical_correction", "holm"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (numpy is imported by the functions that return arrays)
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+__all__ = ["CORRECTIONS", "adjust_p_list", "adjust_p_values", "benjamini_hochberg", "bonferroni", "canonical_correction", "holm"]
 
 #: Canonical correction names; ``none`` leaves the p-values as they are.
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -33,12 +37,54 @@ def canonical_correction(name: str) -> str:
     return key
 
 
-def _finite(p: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    arr = np.asarray(p, dtype=np.float64).reshape(-1)
-    ok = ~np.isnan(arr)
-    if np.any((arr[ok] < 0) | (arr[ok] > 1)):
+def _finite(p: ArrayLike) -> list[float]:
+    """The p-values as a flat list of floats, each NaN or in [0, 1]."""
+    if hasattr(p, "reshape"):
+        arr = p.reshape(-1).tolist()  # type: ignore[union-attr]
+    elif isinstance(p, (int, float)):
+        arr = [p]
+    else:
+        arr = list(p)  # type: ignore[arg-type]
+    arr = [float(v) for v in arr]
+    if any(v == v and not 0.0 <= v <= 1.0 for v in arr):
         raise InputError("p-values must lie in [0, 1]")
-    return arr, ok
+    return arr
+
+
+def _array(values: list[float]) -> np.ndarray:
+    import numpy as np
+
+    return np.asarray(values, dtype=np.float64)
+
+
+def _bonferroni(p: list[float]) -> list[float]:
+    m = sum(1 for v in p if v == v)
+    return [min(1.0, v * m) if v == v else v for v in p]
+
+
+def _holm(p: list[float]) -> list[float]:
+    kept = [i for i, v in enumerate(p) if v == v]
+    m = len(kept)
+    order = sorted(range(m), key=lambda k: p[kept[k]])  # (stable, as numpy's argsort kind="stable")
+    out = list(p)
+    running = -math.inf
+    for rank, k in enumerate(order):
+        running = max(running, min(1.0, p[kept[k]] * (m - rank)))
+        out[kept[k]] = running
+    return out
+
+
+def _benjamini_hochberg(p: list[float]) -> list[float]:
+    kept = [i for i, v in enumerate(p) if v == v]
+    m = len(kept)
+    order = sorted(range(m), key=lambda k: p[kept[k]])
+    out = list(p)
+    running = math.inf
+    for rank in range(m - 1, -1, -1):
+        k = order[rank]
+        running = min(running, p[kept[k]] * m / (rank + 1))
+        out[kept[k]] = min(1.0, running)
+    return out
 
 
 def bonferroni(p: ArrayLike) -> np.ndarray:
@@ -49,10 +95,7 @@ def bonferroni(p: ArrayLike) -> np.ndarray:
     >>> bonferroni([0.010, 0.040, 0.030, 0.200]).round(3).tolist()
     [0.04, 0.16, 0.12, 0.8]
     """
-    arr, ok = _finite(p)
-    out = arr.copy()
-    out[ok] = np.minimum(1.0, arr[ok] * int(ok.sum()))
-    return out
+    return _array(_bonferroni(_finite(p)))
 
 
 def holm(p: ArrayLike) -> np.ndarray:
@@ -66,18 +109,7 @@ def holm(p: ArrayLike) -> np.ndarray:
     >>> holm([0.010, 0.040, 0.030, 0.200]).round(3).tolist()
     [0.04, 0.09, 0.09, 0.2]
     """
-    arr, ok = _finite(p)
-    out = arr.copy()
-    vals = arr[ok]
-    m = vals.size
-    if m == 0:
-        return out
-    order = np.argsort(vals, kind="stable")
-    scaled = np.minimum(1.0, vals[order] * (m - np.arange(m)))
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(scaled)
-    out[ok] = adjusted
-    return out
+    return _array(_holm(_finite(p)))
 
 
 def benjamini_hochberg(p: ArrayLike) -> np.ndarray:
@@ -90,19 +122,25 @@ def benjamini_hochberg(p: ArrayLike) -> np.ndarray:
     >>> benjamini_hochberg([0.010, 0.040, 0.030, 0.200]).round(4).tolist()
     [0.04, 0.0533, 0.0533, 0.2]
     """
-    arr, ok = _finite(p)
-    out = arr.copy()
-    vals = arr[ok]
-    m = vals.size
-    if m == 0:
-        return out
-    order = np.argsort(vals, kind="stable")
-    scaled = vals[order] * m / np.arange(1, m + 1)
-    stepped = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    adjusted = np.empty(m)
-    adjusted[order] = stepped
-    out[ok] = adjusted
-    return out
+    return _array(_benjamini_hochberg(_finite(p)))
+
+
+def adjust_p_list(p: ArrayLike, method: str = "holm") -> list[float]:
+    """:func:`adjust_p_values` as a list of floats, without numpy (``compare`` and ``gate`` on a small
+    collection).
+
+    >>> adjust_p_list([0.010, 0.040, 0.030, 0.200], "bh")
+    [0.04, 0.05333333333333334, 0.05333333333333334, 0.2]
+    """
+    key = canonical_correction(method)
+    values = _finite(p)
+    if key == "holm":
+        return _holm(values)
+    if key == "bonferroni":
+        return _bonferroni(values)
+    if key == "bh":
+        return _benjamini_hochberg(values)
+    return values
 
 
 def adjust_p_values(p: ArrayLike, method: str = "holm") -> np.ndarray:
@@ -111,11 +149,4 @@ def adjust_p_values(p: ArrayLike, method: str = "holm") -> np.ndarray:
     >>> adjust_p_values([0.01, 0.04], "none").tolist()
     [0.01, 0.04]
     """
-    key = canonical_correction(method)
-    if key == "holm":
-        return holm(p)
-    if key == "bonferroni":
-        return bonferroni(p)
-    if key == "bh":
-        return benjamini_hochberg(p)
-    return _finite(p)[0].copy()
+    return _array(adjust_p_list(p, method))

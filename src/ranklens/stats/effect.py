@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
-from numpy.typing import ArrayLike
+from ranklens.stats.lists import diff_list
+from ranklens.stats.sums import np_mean, np_std
 
-from ranklens.stats._common import diffs, is_tie
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["cohens_d_paired"]
 
@@ -22,13 +25,13 @@ def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
     >>> round(cohens_d_paired([0.5, 0.6, 0.9], [0.4, 0.6, 0.7]), 4)
     1.0
     """
-    d, _ = diffs(a, b)
-    if is_tie(d):
+    d, _ = diff_list(a, b)  # (pure Python, numpy's floats: stats.sums)
+    if not any(d):
         return 0.0
-    if d.size < 2:
+    if len(d) < 2:
         return math.nan
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
+    mean = np_mean(d)
+    sd = np_std(d, ddof=1)
     if sd == 0.0:
         return math.copysign(math.inf, mean)
     return mean / sd

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from numpy.typing import ArrayLike
-
 from ranklens.errors import InputError, did_you_mean
-from ranklens.stats._common import Seed
-from ranklens.stats.bootstrap import bootstrap_interval, bootstrap_test
-from ranklens.stats.randomisation import randomisation_test
-from ranklens.stats.rank_tests import sign_test, wilcoxon_test
 from ranklens.stats.ttest import paired_t_test, t_interval
 from ranklens.stats.types import Interval, TestResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (numpy is imported by the Monte Carlo tests and scipy's, when one is asked for)
+    from numpy.typing import ArrayLike
+
+    from ranklens.stats._common import Seed
 
 __all__ = [
     "ALL_PAIRS_TESTS",
@@ -88,12 +88,20 @@ def paired_test(a: ArrayLike, b: ArrayLike, test: str = "t", *, samples: int = 1
     if key == "t":
         return paired_t_test(a, b)
     if key == "randomisation":
+        from ranklens.stats.randomisation import randomisation_test
+
         return randomisation_test(a, b, samples=samples, seed=seed)
     if key == "bootstrap":
+        from ranklens.stats.bootstrap import bootstrap_test
+
         return bootstrap_test(a, b, samples=samples, seed=seed)
     if key == "wilcoxon":
+        from ranklens.stats.rank_tests import wilcoxon_test
+
         return wilcoxon_test(a, b)
     if key == "sign":
+        from ranklens.stats.rank_tests import sign_test
+
         return sign_test(a, b)
     raise InputError(f"{key!r} compares all systems at once; it is not a test of one pair")
 
@@ -109,5 +117,7 @@ def confidence_interval(
     """
     key = canonical_interval(method)
     if key == "bootstrap":
+        from ranklens.stats.bootstrap import bootstrap_interval
+
         return bootstrap_interval(a, b, level=level, samples=samples, seed=seed)
     return t_interval(a, b, level=level)

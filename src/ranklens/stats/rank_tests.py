@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from numpy.typing import ArrayLike
-
-from ranklens.stats._common import diffs, is_tie, scipy_stats
+from ranklens.stats.lists import win_tie_loss
 from ranklens.stats.types import TestResult
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["sign_test", "wilcoxon_test", "win_tie_loss"]
-
-
-def win_tie_loss(a: ArrayLike, b: ArrayLike) -> tuple[int, int, int]:
-    """How many queries ``a`` wins, ties (within ``1e-12 × max(1, max|score|)``) and loses against ``b``.
-
-    >>> win_tie_loss([0.5, 0.2, 0.3], [0.4, 0.2, 0.9])
-    (1, 1, 1)
-    """
-    d, _ = diffs(a, b)
-    wins = int((d > 0).sum())
-    losses = int((d < 0).sum())
-    return wins, d.size - wins - losses, losses
 
 
 def sign_test(a: ArrayLike, b: ArrayLike) -> TestResult:
@@ -41,6 +31,8 @@ def sign_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     n = wins + ties + losses
     if wins + losses == 0:
         return TestResult("sign", 0.0, 1.0, n)
+    from ranklens.stats._common import scipy_stats
+
     p = float(scipy_stats().binomtest(wins, wins + losses, 0.5).pvalue)
     return TestResult("sign", float(wins), min(1.0, p), n)
 
@@ -60,6 +52,8 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     >>> r.statistic, r.p_value * 1024
     (3.0, 10.0)
     """
+    from ranklens.stats._common import diffs, is_tie, scipy_stats
+
     d, _ = diffs(a, b)
     n = d.size
     if is_tie(d):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from numpy.typing import ArrayLike
-
-from ranklens.stats._common import check_level, diffs, is_tie, scipy_special
+from ranklens.stats.lists import check_level, diff_list
 from ranklens.stats.student_t import t_isf, t_sf
+from ranklens.stats.sums import np_mean, np_std
 from ranklens.stats.types import Interval, TestResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["paired_t_test", "t_interval"]
 
@@ -28,19 +30,23 @@ def paired_t_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     >>> round(r.statistic, 6), round(r.p_value, 6)
     (3.797671, 0.004232)
     """
-    d, _ = diffs(a, b)
-    n = d.size
-    if is_tie(d):
+    d, _ = diff_list(a, b)  # (pure Python, numpy's floats: stats.sums)
+    n = len(d)
+    if not any(d):
         return TestResult("t", 0.0, 1.0, n)
     if n < 2:
         return TestResult("t", math.nan, math.nan, n)
-    mean = float(d.mean())
-    sd = float(d.std(ddof=1))
+    mean = np_mean(d)
+    sd = np_std(d, ddof=1)
     if sd == 0.0:
         return TestResult("t", math.copysign(math.inf, mean), 0.0, n)
     t = mean / (sd / math.sqrt(n))
     tail = t_sf(abs(t), n - 1)  # (pure Python; scipy beyond its domain)
-    p = 2.0 * (tail if tail is not None else float(scipy_special().stdtr(n - 1, -abs(t))))  # = scipy.stats.t.sf(|t|, n - 1)
+    if tail is None:
+        from ranklens.stats._common import scipy_special
+
+        tail = float(scipy_special().stdtr(n - 1, -abs(t)))
+    p = 2.0 * tail  # = scipy.stats.t.sf(|t|, n - 1)
     return TestResult("t", t, min(1.0, p), n)
 
 
@@ -59,15 +65,17 @@ def t_interval(a: ArrayLike, b: ArrayLike, *, level: float = 0.95) -> Interval:
     (0.0166, 0.0654)
     """
     level = check_level(level)
-    d, _ = diffs(a, b)
-    n = d.size
-    mean = float(d.mean())
-    if is_tie(d):
+    d, _ = diff_list(a, b)
+    n = len(d)
+    mean = np_mean(d)
+    if not any(d):
         return Interval(0.0, 0.0, level, "t")
     if n < 2:
         return Interval(math.nan, math.nan, level, "t")
     quantile = t_isf(0.5 - level / 2.0, n - 1)  # = scipy.stats.t.isf(…, n - 1) (pure Python; scipy beyond)
     if quantile is None:
+        from ranklens.stats._common import scipy_special
+
         quantile = float(scipy_special().stdtrit(n - 1, 0.5 + level / 2.0))
-    half = quantile * float(np.std(d, ddof=1)) / math.sqrt(n)
+    half = quantile * np_std(d, ddof=1) / math.sqrt(n)
     return Interval(mean - half, mean + half, level, "t")

@@ -28,9 +28,9 @@ dropped, ``-D`` prints no debug trace, and fractional ndcg gains are sorted exac
 comparator truncates gain differences to int).
 """
 
-from typing import TYPE_CHECKING
-
 from ranklens._lazy import lazy_names
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: trec-eval's express form stays light)
 
 if TYPE_CHECKING:
     from ranklens.trec_eval.runner import TrecEvalOptions, TrecEvalResult, run_trec_eval

@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
 from ranklens.measures.language import parse
 from ranklens.measures.registry import get_family
 from ranklens.results.core import Results
+from ranklens.stats.sums import np_sum
 
 __all__ = ["ConsistencyReport", "ordering_consistency", "unnormalised_of"]
 
@@ -137,8 +136,9 @@ def ordering_consistency(
         out = {}
         for name, res in results_by_system.items():
             per_query = res.per_query(m)
-            values = np.array([per_query[q] for q in queries], dtype=np.float64)
-            out[name] = float(np.nanmean(values)) if values.size and not np.all(np.isnan(values)) else float("nan")
+            values = [float(per_query[q]) for q in queries]
+            defined = sum(1 for v in values if v == v)  # (numpy's nanmean, its floats: NaN as 0 in its sum)
+            out[name] = np_sum([v if v == v else 0.0 for v in values]) / defined if defined else float("nan")
         return out
 
     mp, mu = means(p), means(u)
