@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 RANKLENS := $(VENV)/bin/ranklens
 
-.PHONY: demo test venv venv-test lint bench clean docs dashboard
+.PHONY: demo test test-spark35 venv venv-test lint bench clean docs dashboard
 
 $(VENV)/.base: pyproject.toml src/ranklens/data/_ctrec.c src/ranklens/_cexpress.c src/ranklens/data/_trec_lex.h
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,18 @@ bench: $(VENV)/.bench
 
 test: venv-test
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# the Spark parity tests on Spark 3.5 as well (issue 30): the venv holds pyspark 4; pyspark 3.5 from PyPI goes
+# into a directory of its own, first on PYTHONPATH for these tests only (RANKLENS_EXPECT_PYSPARK makes them
+# fail, not skip, when that pyspark is not the one imported). Spark 3.5 runs on Java 8, 11 or 17.
+SPARK35 := $(VENV)/pyspark35
+$(SPARK35)/.done: $(VENV)/.test
+	$(PY) -m pip install -q --no-deps --target $(SPARK35) 'pyspark==3.5.*' 'py4j==0.10.9.7'
+	touch $@
+
+test-spark35: $(SPARK35)/.done
+	PYTHONPATH=$(SPARK35) RANKLENS_EXPECT_PYSPARK=3.5 $(PY) -m pytest -q -p no:cacheprovider \
+		tests/spark/test_parity.py tests/spark/test_worker.py tests/spark/test_sql_text.py
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) and mypy on the package; .ci/run runs it
 lint: venv-test

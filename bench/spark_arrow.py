@@ -10,7 +10,11 @@ the same number. Contenders: this tree with ``RANKLENS_BACKEND=reference`` (the 
 workers: what the compiled pass adds), ``--engine spark``'s Arrow path of ``--before`` (a source tree, e.g. main's) on
 local[2], this tree's on local[1] and local[2], RankingEvaluator on local[1] and local[2]. Each child warms up
 on 1,000 rows first (JVM, Python workers), then times reading the Parquet files and evaluating; the session's
-start is reported apart. The means must agree to 1e-9. Prints a Markdown table for docs/benchmarks.md.
+start (the JVM's: a fixed cost) is reported apart. Besides the wall clock, the CPU seconds of the child's whole
+process tree (the driver, the JVM and its Python workers, from /proc) over the timed part: on a shared machine
+they say what the work costs where the wall clock says how busy the machine was. Every child runs with
+``--driver-memory 3g`` (``--driver-memory``). The means must agree to 1e-9. Prints a Markdown table for
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ import time
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
+def _prefixed(prefix: str, numbers: object) -> object:
+    """``[f"{prefix}{i}" for i in numbers]`` as an Arrow string array, built by Arrow (no Python string per
+    row: 20M rows stay far below a gigabyte)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    digits = pc.cast(pa.array(numbers), pa.string())
+    return pc.binary_join_element_wise(pa.scalar(prefix), digits, "")
+
+
 def make_files(rows: int, docs_per_query: int, out: str) -> tuple[str, str]:
     """``rows`` run rows and about half as many binary qrels rows, as Parquet files in ``out``."""
     import numpy as np
@@ -36,8 +50,8 @@ def make_files(rows: int, docs_per_query: int, out: str) -> tuple[str, str]:
     nq = max(rows // docs_per_query, 1)
     q = np.repeat(np.arange(nq), docs_per_query)
     d = np.arange(q.size) % docs_per_query * 4 + rng.integers(0, 4, size=q.size)
-    qid = pa.array([f"q{i}" for i in q])
-    did = pa.array([f"d{i}" for i in d])
+    qid = _prefixed("q", q)
+    did = _prefixed("d", d)
     run = pa.table({"query_id": qid, "doc_id": did, "score": np.round(rng.random(q.size), 3)})  # ties on purpose
     pick = pa.array(rng.random(q.size) < 0.5)
     qrels = pa.table({
@@ -48,6 +62,32 @@ def make_files(rows: int, docs_per_query: int, out: str) -> tuple[str, str]:
     pq.write_table(run, paths[0])
     pq.write_table(qrels, paths[1])
     return paths
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and every live descendant, read from /proc (Linux; 0.0
+    elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields[1])
+        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
+    mine, frontier = {os.getpid()}, [os.getpid()]
+    while frontier:
+        p = frontier.pop()
+        for child_pid, ppid in parent.items():
+            if ppid == p and child_pid not in mine:
+                mine.add(child_pid)
+                frontier.append(child_pid)
+    return sum(cpu.get(p, 0.0) for p in mine)
 
 
 def child(kind: str, master: str, run_path: str, qrels_path: str, partitions: int) -> dict[str, float]:
@@ -83,11 +123,11 @@ def child(kind: str, master: str, run_path: str, qrels_path: str, partitions: in
 
     fn = ranklens_ndcg if kind == "ranklens" else spark_ml_ndcg
     fn(spark.read.parquet(run_path).limit(1000), spark.read.parquet(qrels_path).limit(1000))  # warm-up
-    t = time.perf_counter()
+    t, c = time.perf_counter(), tree_cpu()
     value = fn(spark.read.parquet(run_path), spark.read.parquet(qrels_path))
-    sec = time.perf_counter() - t
+    sec, cpu = time.perf_counter() - t, tree_cpu() - c
     spark.stop()
-    return {"start": start, "seconds": sec, "value": value}
+    return {"start": start, "seconds": sec, "cpu": cpu, "value": value}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -96,23 +136,31 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--docs-per-query", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions (the Arrow path's buckets)")
     ap.add_argument("--before", default="", help="the source tree of 'before' (e.g. /work/main/src); empty: skipped")
+    ap.add_argument("--driver-memory", default="3g", help="spark.driver.memory of every child (local mode: the executors' too)")
+    ap.add_argument("--only", default="", help="comma-separated contenders to run: before,reference,after1,after2,ml1,ml2 (default all)")
+    ap.add_argument("--data", default="", help="a directory holding run.parquet and qrels.parquet (kept); default: generated, deleted")
     ap.add_argument("--child", nargs=4, metavar=("KIND", "MASTER", "RUN", "QRELS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child, args.partitions)))
         return
-    tmp = tempfile.mkdtemp(prefix="ranklens-spark-arrow-")
-    run_path, qrels_path = make_files(args.rows, args.docs_per_query, tmp)
-    contenders = [("ranklens Arrow path, after, reference engine in the workers", "ranklens", "local[2]", SRC),
-                  ("ranklens Arrow path, after", "ranklens", "local[1]", SRC),
-                  ("ranklens Arrow path, after", "ranklens", "local[2]", SRC),
-                  ("Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[1]", SRC),
-                  ("Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[2]", SRC)]
-    if args.before:
-        contenders.insert(0, ("ranklens Arrow path, before", "ranklens", "local[2]", args.before))
+    tmp = args.data or tempfile.mkdtemp(prefix="ranklens-spark-arrow-")
+    if args.data and os.path.exists(os.path.join(tmp, "run.parquet")):
+        run_path, qrels_path = os.path.join(tmp, "run.parquet"), os.path.join(tmp, "qrels.parquet")
+    else:
+        run_path, qrels_path = make_files(args.rows, args.docs_per_query, tmp)
+    contenders = [("before", "ranklens Arrow path, before", "ranklens", "local[2]", args.before),
+                  ("reference", "ranklens Arrow path, after, reference engine in the workers", "ranklens", "local[2]", SRC),
+                  ("after1", "ranklens Arrow path, after", "ranklens", "local[1]", SRC),
+                  ("after2", "ranklens Arrow path, after", "ranklens", "local[2]", SRC),
+                  ("ml1", "Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[1]", SRC),
+                  ("ml2", "Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[2]", SRC)]
+    only = set(filter(None, args.only.split(",")))
+    contenders = [c for c in contenders if (not only or c[0] in only) and (c[0] != "before" or args.before)]
     results = []
-    for name, kind, master, src in contenders:
-        env = dict(os.environ, PYTHONPATH=src, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    for _key, name, kind, master, src in contenders:
+        env = dict(os.environ, PYTHONPATH=src, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+                   PYSPARK_SUBMIT_ARGS=f"--driver-memory {args.driver_memory} pyspark-shell")
         if "reference engine" in name:
             env["RANKLENS_BACKEND"] = "reference"  # (the dispatcher then keeps the compiled pass out of the workers)
         cmd = [sys.executable, "-m", "bench.spark_arrow", "--partitions", str(args.partitions),
@@ -122,25 +170,34 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"{name} {master} failed:\n{proc.stderr[-3000:]}")
         got = json.loads(proc.stdout.strip().splitlines()[-1])
         results.append((name, master, got))
-        print(f"{name} {master}: {got['seconds']:.1f} s (session start {got['start']:.1f} s)", file=sys.stderr)
+        print(f"{name} {master}: {got['seconds']:.1f} s, {got['cpu']:.1f} CPU s (session start {got['start']:.1f} s), "
+              f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
     import shutil
 
-    shutil.rmtree(tmp, ignore_errors=True)
+    if not args.data:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.rows:,} run rows, {args.docs_per_query} docs/query, binary qrels, nDCG@10, "
-          f"{args.partitions} shuffle partitions, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}\n")
-    print("| contender | master | seconds | session start | mean nDCG@10 |")
-    print("|---|---|---:|---:|---:|")
+          f"{args.partitions} shuffle partitions, driver memory {args.driver_memory}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f} at the end\n")
+    print("| contender | master | seconds | CPU seconds | session start | mean nDCG@10 |")
+    print("|---|---|---:|---:|---:|---:|")
     for name, master, got in results:
-        print(f"| {name} | {master} | {got['seconds']:.1f} | {got['start']:.1f} | {got['value']:.12f} |")
+        print(f"| {name} | {master} | {got['seconds']:.1f} | {got['cpu']:.1f} | {got['start']:.1f} | {got['value']:.12f} |")
     by = {(n.split(",", 1)[-1].strip() if "Arrow" in n else "ml", m): g["seconds"] for n, m, g in results}
+    cpu = {(n.split(",", 1)[-1].strip() if "Arrow" in n else "ml", m): g["cpu"] for n, m, g in results}
     ref = results[0][2]["value"]
     for name, master, got in results:
         assert abs(got["value"] - ref) <= 1e-9, f"{name} {master}: {got['value']} vs {ref}"
-    if ("before", "local[2]") in by:
-        print(f"\nafter vs before (local[2]): {by[('before', 'local[2]')] / by[('after', 'local[2]')]:.2f}x faster")
-    print(f"after vs RankingEvaluator (local[2]): {by[('ml', 'local[2]')] / by[('after', 'local[2]')]:.2f}x faster")
-    print(f"scaling local[1] -> local[2]: after {by[('after', 'local[1]')] / by[('after', 'local[2]')]:.2f}x, "
-          f"RankingEvaluator {by[('ml', 'local[1]')] / by[('ml', 'local[2]')]:.2f}x")
+    def ratio(what: str, a: tuple[str, str], b: tuple[str, str]) -> None:
+        if a in by and b in by:
+            print(f"{what}: {by[a] / by[b]:.2f}x (wall), {cpu[a] / cpu[b]:.2f}x (CPU)")
+
+    print()
+    ratio("after vs before (local[2]), faster by", ("before", "local[2]"), ("after", "local[2]"))
+    ratio("after vs RankingEvaluator (local[2]), faster by", ("ml", "local[2]"), ("after", "local[2]"))
+    ratio("after vs RankingEvaluator (local[1]), faster by", ("ml", "local[1]"), ("after", "local[1]"))
+    ratio("scaling local[1] -> local[2], after", ("after", "local[1]"), ("after", "local[2]"))
+    ratio("scaling local[1] -> local[2], RankingEvaluator", ("ml", "local[1]"), ("ml", "local[2]"))
 
 
 if __name__ == "__main__":

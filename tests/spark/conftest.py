@@ -3,13 +3,30 @@ once, and only when these tests run."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
 
 
+def _expected_pyspark() -> None:
+    """``RANKLENS_EXPECT_PYSPARK=3.5`` (``make test-spark35``): fail, not skip, unless that pyspark is imported."""
+    want = os.environ.get("RANKLENS_EXPECT_PYSPARK")
+    if not want:
+        return
+    try:
+        import pyspark
+    except ImportError:
+        pytest.fail(f"RANKLENS_EXPECT_PYSPARK={want}: pyspark is not importable")
+    if not (pyspark.__version__ + ".").startswith(want + "."):
+        pytest.fail(f"RANKLENS_EXPECT_PYSPARK={want}: pyspark {pyspark.__version__} was imported ({pyspark.__file__})")
+    if shutil.which("java") is None:
+        pytest.fail(f"RANKLENS_EXPECT_PYSPARK={want}: no Java runtime")
+
+
 @pytest.fixture(scope="session")
 def spark():
+    _expected_pyspark()
     pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'ranklens[spark]'")
     if shutil.which("java") is None:
         pytest.skip("no Java runtime on this machine (Spark needs one: apt-get install openjdk-17-jre-headless)")

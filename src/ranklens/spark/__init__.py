@@ -2,10 +2,10 @@
 
 Two execution paths (issue 15):
 
-* ``path="arrow"`` (default): run and qrels are co-partitioned by a hash bucket of the query id in one
-  shuffle (``groupBy(bucket).cogroup(...).applyInPandas``); every bucket is evaluated by the engine's own
-  :class:`~ranklens.engine.evaluator.Evaluator`, so every measure the engine supports is available and the
-  values agree by construction.
+* ``path="arrow"`` (default): run and qrels are hash-partitioned by the query id together in one shuffle
+  (``union(...).repartition(n, "query_id").mapInArrow(...)``: no sort, no pandas); every bucket is evaluated
+  by the compiled pass or the engine's own :class:`~ranklens.engine.evaluator.Evaluator` (the one dispatcher
+  decides), so every measure the engine supports is available and the values agree by construction.
 * ``path="sql"``: pure Spark SQL (window functions, no Python worker) for nDCG, DCG, P, R, AP, RR and
   Success with trec_eval semantics; it runs where Python UDFs cannot (Spark Connect, serverless).
 

@@ -134,8 +134,9 @@ def evaluate(
         path: ``"arrow"`` (the engine per hash bucket: every measure) or ``"sql"`` (pure Spark SQL: nDCG,
             DCG, P, R, AP, RR, Success; no Python workers).
         name: the run's name in the Results.
-        buckets: hash buckets of the query id for the Arrow path (default: ``spark.sql.shuffle.partitions``);
-            one bucket's rows are evaluated in one Python worker's memory.
+        buckets: hash partitions of the query id for the Arrow path (default: ``spark.sql.shuffle.partitions``,
+            at most twice the session's cores: :func:`default_buckets`); one bucket's rows are evaluated in one
+            Python worker's memory.
         check_duplicates: reject a (query, document) pair listed twice in the run or the qrels (the SQL
             path: a ``groupBy`` count, one shuffle each; the Arrow path: in its buckets, no job of its own).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
@@ -321,15 +322,17 @@ def evaluate_arrow(
     run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, buckets: int | None, check_duplicates: bool = True,
     sources: tuple[str, str] = ("<run DataFrame>", "<qrels DataFrame>"),
 ) -> tuple[Any, ...]:
-    """The Arrow path: one co-grouped shuffle by a hash bucket of the query id, each bucket evaluated in a
-    Python worker (the compiled pass when the dispatcher chose it, else or where it declines the reference
-    engine), the duplicate check folded into the buckets (:mod:`ranklens.spark.worker`)."""
+    """The Arrow path: both inputs in one shuffle, hash-partitioned by the query id into ``buckets``
+    partitions (:func:`default_buckets`), each partition evaluated in a Python worker from its Arrow batches
+    (``mapInArrow``; the compiled pass when the dispatcher chose it, else or where it declines the reference
+    engine), the duplicate check folded into the buckets (:mod:`ranklens.spark.worker`); the rows collected
+    as Arrow."""
     from pyspark.sql import functions as F
 
     from ranklens.backends import choose_backend
 
     spark = run.sparkSession
-    n = int(buckets or int(spark.conf.get("spark.sql.shuffle.partitions")))
+    n = int(buckets or default_buckets(spark))
     names = [str(m) for m in probe.measures]
     # missing="error" is decided on the driver over all buckets (a bucket sees only its own queries); the side
     # tables, read once on the driver by the probe, reach the buckets as one broadcast (not the policy's paths)
@@ -360,23 +363,39 @@ def evaluate_arrow(
 
             specs = express_specs(probe.measures)
             debug_note(choice)
-    bucket = F.pmod(F.xxhash64("query_id"), F.lit(n)).alias("_bucket")
-    r = run.select(bucket, "*", F.monotonically_increasing_id().alias("_row"))
-    q = qrels.select(bucket, "*")
+    # one DataFrame of both inputs (a flag tells the qrels rows), hash-partitioned by the query id into n
+    # partitions: a partition holds whole queries of both sides and is a bucket; the Python worker reads it
+    # as Arrow batches (mapInArrow: no sort of the rows by a group key, no pandas; pyspark 3.5 and 4, Connect).
+    # The input row number (ties=input) is only kept for the reference engine's buckets.
+    rel_type = qrels.schema["relevance"].dataType
+    row_col = [] if specs is not None else [F.monotonically_increasing_id().alias("_row")]
+    r = run.select(
+        "query_id", "doc_id", "score", F.lit(None).cast(rel_type).alias("relevance"), F.lit(False).alias("_qrels"),
+        *row_col,
+    )
+    no_row = [] if specs is not None else [F.lit(None).cast("long").alias("_row")]
+    q = qrels.select(
+        "query_id", "doc_id", F.lit(None).cast("double").alias("score"), "relevance", F.lit(True).alias("_qrels"),
+        *no_row,
+    )
     schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
     # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's (the
     # compiled pass's measures do not read it: no job for it then)
     top = None if specs is not None else qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
     fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan, specs, check_duplicates)
-    grouped = r.groupBy("_bucket").cogroup(q.groupBy("_bucket"))
+    parts = r.unionByName(q).repartition(n, "query_id")
     with pandas_checks_quiet():
-        if hasattr(grouped, "applyInArrow"):  # (pyspark 4: the bucket's Arrow batches, no pandas between)
-            out = grouped.applyInArrow(_arrow_function(fn), schema).persist()
-        else:
-            out = grouped.applyInPandas(fn, schema).persist()
-        rows = out.collect()
+        out = parts.mapInArrow(_partition_function(fn), schema).persist()
+        table = collect_arrow(out)
     if shared is not None:
         shared.unpersist()
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kinds = table.column("kind").to_numpy(zero_copy_only=False)
+    values_t = table.filter(pa.array(kinds == 0))
+    rows = table.filter(pa.array(kinds != 0)).to_pylist()  # (counts, notes, errors: few; the list rows of
+    # the system-level measures)
     from ranklens.spark.worker import DUPLICATE
 
     for k, what in enumerate(("run", "qrels")):  # (before any other refusal, as a check of its own was)
@@ -395,8 +414,6 @@ def evaluate_arrow(
             f"{len(by_backend)} (the reference engine the others)\n"
         )
     per_order: dict[int, dict[str, int]] = {}
-    index: dict[str, int] = {}
-    cells: list[tuple[int, int, float]] = []
     listed: list[Any] = []
     notes: dict[str, dict[str, list[Any]]] = {}
     pooled: tuple[list[int], list[int]] = ([], [])
@@ -406,9 +423,6 @@ def evaluate_arrow(
             o, i = divmod(row["measure"], len(STATS))
             counts = per_order.setdefault(o, dict.fromkeys(STATS, 0))
             counts[STATS[i]] += int(row["value"])
-        elif kind == 0:
-            i = index.setdefault(row["query_id"], len(index))
-            cells.append((i, row["measure"], row["value"]))
         elif kind in (3, 4):
             listed.append(row)
         elif kind == 6:  # the queries judged on the run's own top d (engine/pool.py): their number, each depth
@@ -419,9 +433,13 @@ def evaluate_arrow(
             if not entry[3]:
                 entry[1] += int(row["value"])
                 entry[2] += int(row["label"])
-    values = np.full((len(index), len(names)), np.nan)
-    for i, j, v in cells:
-        values[i, j] = np.nan if v is None else v
+    qcol = values_t.column("query_id")
+    qids = pc.unique(qcol)  # (in order of appearance, as the rows came)
+    at = pc.index_in(qcol, value_set=qids).to_numpy(zero_copy_only=False)
+    values = np.full((len(qids), len(names)), np.nan)
+    values[at, values_t.column("measure").to_numpy(zero_copy_only=False)] = (
+        values_t.column("value").to_numpy(zero_copy_only=False)  # (a null value: NaN)
+    )
     label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
     per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
     stats = [per_order[o] for o in sorted(per_order)] or [dict.fromkeys(STATS, 0)]
@@ -430,7 +448,20 @@ def evaluate_arrow(
     pool_note = self_pool_note(probe.measures, SelfPool(sum(pooled[0]), tuple(sorted(pooled[1]))))
     if pool_note is not None:
         merged["pool"] = [pool_note]
-    return per_query, list(index), values, stats, out, merged, system
+    return per_query, qids.to_pylist(), values, stats, out, merged, system
+
+
+def default_buckets(spark: Any) -> int:
+    """The Arrow path's buckets when none is given: ``spark.sql.shuffle.partitions``, at most twice the
+    session's cores (``defaultParallelism``; a Connect session: the setting alone). Spark's default of 200
+    partitions on local[2] would start 200 Python tasks of a few rows each; two buckets a core keep both cores
+    busy while the last bucket runs, and a bucket's rows are one worker's memory."""
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # (a Connect session has no SparkContext here)
+        return n
+    return max(1, min(n, 2 * cores))
 
 
 # ── system-level measures: the bucket's top-k rows (and judged rows for the pooled AUC), the kernels on the driver
@@ -576,67 +607,84 @@ def _bucket_function(
     plan: Mapping[int, Any] | None = None, specs: tuple[tuple[float, ...], ...] | None = None,
     check_duplicates: bool = True,
 ) -> Any:
-    """The function applied to every co-grouped bucket (pickled to the Python workers with its closure):
-    ``(key, run, qrels)`` → the bucket's rows; the inputs pandas frames (``applyInPandas``) or Arrow tables
-    (``applyInArrow``), the rows given back a pandas frame or an Arrow table alike. ``specs``: the compiled
-    pass's (the dispatcher chose it on the driver)."""
+    """The function evaluating one bucket in a Python worker (pickled to the workers with its closure):
+    ``(run, qrels)`` Arrow tables of the role columns → the bucket's rows as an Arrow table. ``specs``: the
+    compiled pass's (the dispatcher chose it on the driver)."""
 
-    def evaluate_group(key: Any, run_in: Any, qrels_in: Any) -> Any:
-        import pyarrow as pa
-
+    def evaluate_group(run_t: Any, qrels_t: Any) -> Any:
         from ranklens.errors import FormatError, RanklensError
         from ranklens.spark.worker import compiled_bucket, duplicate_rows
 
-        arrow = isinstance(run_in, pa.Table)
         try:
             rows = None
             if specs is not None:
-                run_t = run_in if arrow else pa.Table.from_pandas(run_in, preserve_index=False)
-                qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in, preserve_index=False)
                 rows = compiled_bucket(run_t, qrels_t, specs, len(STATS))
                 if rows is not None:
                     rows.append((BACKEND_ROW, "compiled", 0, 1.0))
             if rows is None and check_duplicates:  # (the compiled pass declines on a duplicate: found here)
-                run_t = run_in if arrow else pa.Table.from_pandas(run_in[["query_id", "doc_id"]], preserve_index=False)
-                qrels_t = qrels_in if arrow else pa.Table.from_pandas(qrels_in[["query_id", "doc_id"]], preserve_index=False)
                 rows = duplicate_rows(run_t, 0) + duplicate_rows(qrels_t, 1) or None
-            if rows is None:  # the reference engine, on the frames applyInPandas gives (its checks' one input)
+            if rows is None:  # the reference engine
                 p, once = policy, None
                 if shared is not None:
                     train, catalog, exclude_seen, once = shared.value
                     p = policy.replace(train=train, items=catalog, exclude_seen=exclude_seen)
-                run_pdf = run_in.to_pandas() if arrow else run_in
-                qrels_pdf = qrels_in.to_pandas() if arrow else qrels_in
-                rows = evaluate_bucket(run_pdf, qrels_pdf, measures, p, label_kind, top, plan, once)
+                rows = evaluate_bucket(run_t, qrels_t, measures, p, label_kind, top, plan, once)
                 rows.append((BACKEND_ROW, "reference", 0, 1.0))
         except RanklensError as e:
             detail = (type(e).__name__, e.source, e.detail) if isinstance(e, FormatError) else (type(e).__name__, "", str(e))
             rows = [(2, "\x1f".join(detail), 0, 0.0, None, None)]
-        return _rows_out([row + (None,) * (6 - len(row)) for row in rows], arrow)
+        return _rows_out([row + (None,) * (6 - len(row)) for row in rows])
 
     return evaluate_group
 
 
-def _rows_out(rows: list[tuple], arrow: bool) -> Any:
-    """A bucket's rows as the frame its UDF returns: an Arrow table of the result schema, or a pandas frame."""
-    if not arrow:
-        import pandas as pd
+#: the Arrow types of :data:`ROW_COLUMNS`
+ROW_TYPES = ("int32", "string", "int32", "float64", "string", "float64")
 
-        return pd.DataFrame(rows, columns=ROW_COLUMNS)
+
+def _rows_out(rows: list[tuple]) -> Any:
+    """A bucket's rows as an Arrow table of the result schema."""
     import pyarrow as pa
 
-    types = [pa.int32(), pa.string(), pa.int32(), pa.float64(), pa.string(), pa.float64()]
     cols = list(zip(*rows)) if rows else [()] * 6
-    return pa.table([pa.array(list(c), t) for c, t in zip(cols, types)], names=ROW_COLUMNS)
+    return pa.table([pa.array(list(c), t) for c, t in zip(cols, ROW_TYPES)], names=ROW_COLUMNS)
 
 
-def _arrow_function(fn: Any) -> Any:
-    """``fn`` as ``applyInArrow`` calls it: ``(key, run table, qrels table)`` → an Arrow table."""
+def _partition_function(fn: Any) -> Any:
+    """``fn`` as ``mapInArrow`` calls it on one partition (whole queries of both inputs, the qrels rows
+    flagged ``_qrels``): the batches read whole, split into the run and the qrels, the rows given back as
+    record batches; an empty partition gives none."""
 
-    def evaluate_arrow_group(key: Any, run_t: Any, qrels_t: Any) -> Any:
-        return fn(key, run_t, qrels_t)
+    def evaluate_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-    return evaluate_arrow_group
+        got = list(batches)
+        if not got or not any(b.num_rows for b in got):
+            return
+        table = pa.Table.from_batches(got)
+        del got
+        flag = table.column("_qrels")
+        run_cols = ["query_id", "doc_id", "score"] + (["_row"] if "_row" in table.column_names else [])
+        run_t = table.filter(pc.invert(flag)).select(run_cols)
+        qrels_t = table.filter(flag).select(["query_id", "doc_id", "relevance"])
+        del table
+        yield from fn(run_t, qrels_t).to_batches()
+
+    return evaluate_partition
+
+
+def collect_arrow(df: Any) -> Any:
+    """The rows of the buckets' result DataFrame as one Arrow table: no Row object per row (``toArrow`` on
+    pyspark 4, classic and Connect; Spark's Arrow collection on 3.5)."""
+    import pyarrow as pa
+
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in zip(ROW_COLUMNS, ROW_TYPES)])
+    if hasattr(df, "_collect_as_arrow"):  # (pyspark 3.5, classic)
+        return pa.Table.from_batches(df._collect_as_arrow(), schema=schema)
+    return pa.Table.from_pylist([row.asDict() for row in df.collect()], schema=schema)
 
 
 class _GlobalTopEvaluator(Evaluator):
@@ -732,7 +780,7 @@ def _watch_side(ev: _GlobalTopEvaluator, once: Mapping[str, Any] | None = None) 
 
 
 def evaluate_bucket(
-    run_pdf: Any, qrels_pdf: Any, measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None = None,
+    rt: Any, qt: Any, measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None = None,
     plan: Mapping[int, Any] | None = None, once: Mapping[str, Any] | None = None,
 ) -> list[tuple]:
     """Evaluate one bucket with the engine's Evaluator; rows ``(kind, query_id, measure, value[, doc_id, label])``:
@@ -741,13 +789,12 @@ def evaluate_bucket(
     (``query_id`` its phase, ``doc_id`` its template, ``value`` and ``label`` its counts). ``top``: the largest
     label of the whole qrels; ``once``: :func:`train_statistics`."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ranklens.data.run import Run
 
-    if len(run_pdf):
-        run_pdf = run_pdf.sort_values("_row", kind="stable")  # input order, for ties=input
-    rt = pa.Table.from_pandas(run_pdf[["query_id", "doc_id", "score"]], preserve_index=False)
-    qt = pa.Table.from_pandas(qrels_pdf[["query_id", "doc_id", "relevance"]], preserve_index=False)
+    if "_row" in rt.column_names and rt.num_rows:
+        rt = rt.take(pc.sort_indices(rt.column("_row")))  # input order, for ties=input (a stable sort)
     labels = qt.column("relevance")
     if label_kind == "int" and len(labels) and pa.types.is_floating(labels.type):
         labels = labels.to_numpy()
