@@ -4,7 +4,6 @@ and corrected p-value, the per-system :class:`SummaryRow` means and the per-quer
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -139,6 +138,8 @@ class Plan:
         """A generator keyed by what a row compares (not by its position), so a row's Monte Carlo numbers do
         not change with the other runs or measures compared; the same key gives the test and the interval
         the same resamples."""
+        import zlib
+
         import numpy as np
 
         words = tuple(zlib.crc32(str(k).encode("utf-8")) for k in key)

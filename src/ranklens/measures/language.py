@@ -155,8 +155,6 @@ _CUTOFF_LIST = re.compile(r"@(?:\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]|([0-9]+(?:\
 def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     """The measures ``text`` names, and the measure-language error when a known family name was read as
     a trec_eval list instead (``P``: P needs a cutoff, trec_eval's ``P`` is nine measures)."""
-    from ranklens.measures import trec_names
-
     src = text.strip()
     head, tail = _head_and_cutoff_list(src)
     if tail is not None:
@@ -167,6 +165,8 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
         language_error = err
     else:
         return _as_trec_eval_reads(src, found), None
+    from ranklens.measures import trec_names  # (the trec_eval names: only for what the language did not read)
+
     name, dot, params = src.partition(".")
     shadow = trec_names.shadowed(name)
     if shadow is not None and dot:
@@ -198,9 +198,11 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
 def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
     """A bare trec_eval name (no parameters, no cutoff) means trec_eval's measures: ``recall`` is recall.5 …
     recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
+    if not _NAME.fullmatch(src):
+        return found
     from ranklens.measures import trec_names
 
-    if not _NAME.fullmatch(src) or src.lower() not in trec_names.TREC_MEASURES:
+    if src.lower() not in trec_names.TREC_MEASURES:
         return found
     theirs = [m for _, m in trec_names.parse_trec(src)]
     return theirs or found

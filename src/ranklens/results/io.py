@@ -3,7 +3,6 @@ CSV and Parquet files back (:func:`read_results`), so saved results are inputs t
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -133,6 +132,8 @@ def read_results(path: str | os.PathLike[str]) -> list[Results]:
         return _from_long(pq.read_table(p), display)
     text = p.read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("{"):
+        import json
+
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
