@@ -80,15 +80,18 @@ FACES = [
 #: small modules the plain compare and gate faces do without (each a millisecond or two of a ~0.1 s start): json
 #: (only for ``-f json`` and results files), the Pareto analysis (only with costs), zlib (only Monte Carlo seeds),
 #: string, difflib (only a did-you-mean: the RAG families once built one per start), trec_eval's names (only for
-#: what the measure language did not read, or a bare name such as ``AP`` that may be trec_eval's)
-SMALL = ("json", "ranklens.comparison.pareto", "zlib", "string", "difflib", "ranklens.measures.trec_names")
+#: what the measure language did not read, or a bare name such as ``AP`` that may be trec_eval's), the t-test
+#: (only when a test runs: a gate without a baseline only names one)
+SMALL = ("json", "ranklens.comparison.pareto", "zlib", "string", "difflib", "ranklens.measures.trec_names",
+         "ranklens.stats.ttest")
+T_TEST = "ranklens.stats.ttest"
 
 SMALL_FACES = [
-    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], {"ranklens.measures.trec_names"}),
-    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "P@5"], set()),
-    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "-f", "json"], {"json"}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], {"ranklens.measures.trec_names", T_TEST}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "P@5"], {T_TEST}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "-f", "json"], {"json", T_TEST}),
     (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], set()),
-    (["gate", QRELS, BM25, "--baseline", DENSE, "--max-drop", "nDCG@10=0.5", "--alpha", "0.05"], set()),
+    (["gate", QRELS, BM25, "--baseline", DENSE, "--max-drop", "nDCG@10=0.5", "--alpha", "0.05"], {T_TEST}),
     (["gate", QRELS, BM25, "-f", "json", "--min", "AP=0.1", "--max", "P@5=0.9"], {"json", "ranklens.measures.trec_names"}),
 ]
 
