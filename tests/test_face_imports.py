@@ -81,9 +81,10 @@ FACES = [
 #: (only for ``-f json`` and results files), the Pareto analysis (only with costs), zlib (only Monte Carlo seeds),
 #: string, difflib (only a did-you-mean: the RAG families once built one per start), trec_eval's names (only for
 #: what the measure language did not read, or a bare name such as ``AP`` that may be trec_eval's), the t-test
-#: (only when a test runs: a gate without a baseline only names one)
+#: (only when a test runs: a gate without a baseline only names one), typing (annotations are the type checker's;
+#: ranklens._record makes the named tuples)
 SMALL = ("json", "ranklens.comparison.pareto", "zlib", "string", "difflib", "ranklens.measures.trec_names",
-         "ranklens.stats.ttest")
+         "ranklens.stats.ttest", "typing")
 T_TEST = "ranklens.stats.ttest"
 
 SMALL_FACES = [

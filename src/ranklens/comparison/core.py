@@ -7,7 +7,6 @@ import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.evaluation import evaluate_runs, resolve_baseline
@@ -31,7 +30,10 @@ from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import QueryId, Results, given_id
 from ranklens.stats.lists import check_samples
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy: only for the callers that ask for arrays, and the Monte Carlo tests)
+    from typing import Any
+
     import numpy as np
 
     from ranklens.comparison.pareto import ParetoPoint  # (imported by compare only with costs)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.pairing import (
@@ -22,7 +21,10 @@ from ranklens.results.core import Results
 from ranklens.stats.corrections import adjust_p_list
 from ranklens.stats.sums import np_mean
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy: the Monte Carlo tests, Tukey and percentiles import it when asked for)
+    from typing import Any
+
     import numpy as np
 
 __all__ = ["ComparisonRow", "QueryDelta", "SummaryRow"]

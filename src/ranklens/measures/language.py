@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, cutoff_of
 from ranklens.measures.registry import families, get_family
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object  # (typing at run time costs every face a few milliseconds; the protocol is the checker's)
 
 __all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ranklens.comparison import Comparison, ComparisonRow
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "best",

@@ -7,13 +7,14 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (pyarrow and pathlib only where a table is read or written: looks_like_results needs none)
     from pathlib import Path
+    from typing import Any
 
     import pyarrow as pa
 
