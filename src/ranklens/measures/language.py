@@ -15,6 +15,7 @@ One name is one measure in any letter case. Also read: the names trec_eval print
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 
 from ranklens.errors import MeasureError
@@ -87,6 +88,16 @@ def _one_item(item: Any) -> Measure | str | None:
     return None
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+
+#: trec_eval's measure names (lower case): the keys of :data:`ranklens.measures.trec_names.TREC_MEASURES` before
+#: anything is added to it (``tests/measures/test_language_trec_names.py`` checks they are the same), so a bare
+#: name such as ``AP`` is known not to be trec_eval's without building that table
+TREC_NAMES = frozenset((
+    "11pt_avg", "bing", "bpref", "dcg", "g", "gm_bpref", "gm_map", "ideal_dcg", "infap", "iprec_at_recall", "map",
+    "map_cut", "ndcg", "ndcg_cut", "ndcg_rel", "num_nonrel_judged_ret", "num_q", "num_rel", "num_rel_ret",
+    "num_ret", "p", "rbp", "rbp_resid", "recall", "recip_rank", "relative_p", "rndcg", "rprec", "rprec_mult",
+    "set_f", "set_map", "set_p", "set_recall", "set_relative_p", "success", "unj", "utility",
+))
 
 
 def parse(text: MeasureLike) -> Measure:
@@ -205,6 +216,8 @@ def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
     recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
     if not _NAME.fullmatch(src):
         return found
+    if src.lower() not in TREC_NAMES and "ranklens.measures.trec_names" not in sys.modules:
+        return found  # (not trec_eval's, and no name added to its table: the table need not be read)
     from ranklens.measures import trec_names
 
     if src.lower() not in trec_names.TREC_MEASURES:
