@@ -30,9 +30,11 @@ HEAVY = (
 )
 
 _DRIVER = """
-import atexit, json, os, sys
+import atexit, os, sys
 def _said():
-    os.write(2, ("\\nIMPORTED " + json.dumps(sorted(m for m in json.loads(os.environ["HEAVY"]) if m in sys.modules))
+    loaded = set(sys.modules)  # (before this hook imports json: the counter also pins json)
+    import json
+    os.write(2, ("\\nIMPORTED " + json.dumps(sorted(m for m in json.loads(os.environ["HEAVY"]) if m in loaded))
                  + "\\n").encode())
 atexit.register(_said)
 sys.argv = ["ranklens", *sys.argv[1:]]
@@ -41,9 +43,9 @@ main()
 """
 
 
-def run_face(args: list[str]) -> tuple[int, set[str], str]:
-    """(exit status, heavy modules imported, the debug note) of ``ranklens ARGS`` in a fresh interpreter."""
-    env = {**os.environ, "HEAVY": json.dumps(HEAVY), "RANKLENS_DEBUG": "1", "PYTHONIOENCODING": "utf-8"}
+def run_face(args: list[str], watch: tuple[str, ...] = HEAVY) -> tuple[int, set[str], str]:
+    """(exit status, modules of ``watch`` imported, the debug note) of ``ranklens ARGS`` in a fresh interpreter."""
+    env = {**os.environ, "HEAVY": json.dumps(watch), "RANKLENS_DEBUG": "1", "PYTHONIOENCODING": "utf-8"}
     for name in ("RANKLENS_BACKEND", "RANKLENS_EXPRESS", "RANKLENS_PURE", "RANKLENS_PLUGINS"):
         env.pop(name, None)
     done = subprocess.run(
@@ -74,6 +76,38 @@ FACES = [
      "backend compiled"),
     (["gate", QRELS, BM25, "-f", "json", "--min", "AP=0.1", "--max", "P@5=0.9"], set(), "backend compiled"),
 ]
+
+#: small modules the plain compare and gate faces do without (each a millisecond or two of a ~0.1 s start): json
+#: (only for ``-f json`` and results files), the Pareto analysis (only with costs), zlib (only Monte Carlo seeds),
+#: string, difflib (only a did-you-mean: the RAG families once built one per start), trec_eval's names table (only
+#: for what the measure language did not read, or a bare name of trec_eval's such as ``map``), the t-test
+#: (only when a test runs: a gate without a baseline only names one), typing (annotations are the type checker's;
+#: ranklens._record makes the named tuples)
+SMALL = ("json", "ranklens.comparison.pareto", "zlib", "string", "difflib", "ranklens.measures.trec_names",
+         "ranklens.stats.ttest", "typing")
+T_TEST = "ranklens.stats.ttest"
+
+SMALL_FACES = [
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "AP"], {T_TEST}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "map"], {"ranklens.measures.trec_names", T_TEST}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "P@5"], {T_TEST}),
+    (["compare", QRELS, BM25, DENSE, "-m", "nDCG@10", "-f", "json"], {"json", T_TEST}),
+    (["gate", QRELS, BM25, "--min", "nDCG@10=0.1"], set()),
+    (["gate", QRELS, BM25, "--baseline", DENSE, "--max-drop", "nDCG@10=0.5", "--alpha", "0.05"], {T_TEST}),
+    (["gate", QRELS, BM25, "-f", "json", "--min", "AP=0.1", "--max", "P@5=0.9"], {"json"}),
+]
+
+
+@pytest.mark.skipif(not available(), reason="ranklens._cexpress is not built")
+@pytest.mark.parametrize(("args", "allowed"), SMALL_FACES, ids=[" ".join(x for x in a if "/" not in x) for a, _ in SMALL_FACES])
+def test_compare_and_gate_leave_the_small_modules_they_do_not_use(args: list[str], allowed: set[str]) -> None:
+    """The counter on the small modules: each face loads of :data:`SMALL` only what it uses (and the faces that
+    use one, ``-f json`` or the bare name ``AP``, show the counter sees them)."""
+    status, imported, debug = run_face(args, SMALL)
+    assert status in (0, 1), debug
+    assert debug.startswith("ranklens: debug: backend compiled:"), debug
+    assert imported == allowed, f"imported {sorted(imported)}"
+
 
 #: the same faces asking for what needs numpy: a Monte Carlo test or interval draws from numpy's generator
 NUMPY_WHEN_ASKED = [

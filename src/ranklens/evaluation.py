@@ -21,18 +21,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ranklens._record import record
 from ranklens.backends import compiled_results
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
 from ranklens.hooks import NoteHook, ProgressHook
 from ranklens.results.files import FileEvaluation, label_runs, pass_notes
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from ranklens.engine.evaluator import Evaluator
     from ranklens.measures.language import MeasuresArg
     from ranklens.results import Results
+else:
+    NamedTuple = object  # (no typing at run time: ranklens._record.record makes the named tuple)
 
 __all__ = [
     "FileEvaluation",
@@ -265,6 +270,7 @@ def segment_notes(results: Sequence[Results], segment_of: Mapping[str, str]) -> 
     return notes
 
 
+@record
 class Systems(NamedTuple):
     """What :func:`evaluate_systems` returns: the systems' final names, their Results, the file each
     came from, and the measures asked for (parsed)."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
 
 from ranklens.errors import InputError
 
-F = TypeVar("F", bound=Callable[..., Any])
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 
 def name_option(func: F) -> F:

@@ -5,12 +5,12 @@ command lines it recognises before click."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ranklens.cli.defaults import DEFAULT_MEASURES
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from ranklens.engine.policy import EvalPolicy
     from ranklens.hooks import ProgressHook

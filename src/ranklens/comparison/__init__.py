@@ -8,12 +8,16 @@ turn into a terminal table, Markdown, LaTeX, JSON or an HTML report.
 
 from __future__ import annotations
 
+from ranklens._lazy import lazy_names
 from ranklens.comparison.core import Comparison, compare
 from ranklens.comparison.evaluation import evaluation_measures
 from ranklens.comparison.inputs import load_costs, load_segments
-from ranklens.comparison.pareto import ParetoPoint
 from ranklens.comparison.rows import ComparisonRow, QueryDelta, SummaryRow
 from ranklens.data.names import unique_names
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ranklens.comparison.pareto import ParetoPoint
 
 __all__ = [
     "Comparison",
@@ -27,3 +31,6 @@ __all__ = [
     "load_segments",
     "unique_names",
 ]
+
+# (the Pareto analysis only when asked for: compare imports it with costs only)
+__getattr__, __dir__ = lazy_names(__name__, {"ParetoPoint": "ranklens.comparison.pareto"}, globals())

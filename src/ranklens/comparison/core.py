@@ -4,17 +4,14 @@ queries, test, correct, summarise and add the Pareto analysis."""
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.evaluation import evaluate_runs, resolve_baseline
 from ranklens.comparison.inputs import load_costs, load_segments, segment_counts
 from ranklens.comparison.pairing import pair_results
-from ranklens.comparison.pareto import ParetoPoint, pareto_points
 from ranklens.comparison.rows import (
     ComparisonRow,
     Plan,
@@ -33,8 +30,13 @@ from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import QueryId, Results, given_id
 from ranklens.stats.lists import check_samples
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy: only for the callers that ask for arrays, and the Monte Carlo tests)
+    from typing import Any
+
     import numpy as np
+
+    from ranklens.comparison.pareto import ParetoPoint  # (imported by compare only with costs)
 
 __all__ = ["Comparison", "compare"]
 
@@ -185,6 +187,8 @@ class Comparison:
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The :meth:`to_json_dict` form as text (``NaN`` written as ``null``)."""
+        import json
+
         return json.dumps(self.to_json_dict(), indent=indent, allow_nan=False)
 
     def to_records(self) -> list[dict[str, Any]]:
@@ -325,7 +329,11 @@ def compare(
 
     summary = summary_rows(results, mnames, segment_of, seg_names)
     cost_table = load_costs(costs)
-    pareto = pareto_points(summary, mnames, names, cost_table, notes)
+    pareto: list[ParetoPoint] = []
+    if cost_table:  # (the Pareto analysis, and its module, only with costs)
+        from ranklens.comparison.pareto import pareto_points
+
+        pareto = pareto_points(summary, mnames, names, cost_table, notes)
     options = {
         "test": test_key,
         "correction": correction_key,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ranklens.comparison.inputs import is_results_file, one_results
 from ranklens.data.names import file_stem, unique_names
@@ -14,6 +13,10 @@ from ranklens.errors import InputError, Note, did_you_mean
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["evaluate_runs", "evaluation_measures", "resolve_baseline"]
 

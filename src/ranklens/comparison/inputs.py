@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from ranklens.comparison.pairing import shown_ids
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = ["load_costs", "load_segments", "parse_number"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ranklens.results.core import Results
 from ranklens.stats.lists import win_tie_loss as _win_tie_loss
 from ranklens.stats.sums import np_mean
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy is imported when a caller reads the values as arrays)
     import numpy as np
 

@@ -4,11 +4,14 @@ on quality and every cost, better on one)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ranklens import stats
 from ranklens.comparison.rows import SummaryRow, json_value
 from ranklens.errors import InputError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ParetoPoint", "pareto_points"]
 

@@ -4,10 +4,8 @@ and corrected p-value, the per-system :class:`SummaryRow` means and the per-quer
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
 
 from ranklens import stats
 from ranklens.comparison.pairing import (
@@ -23,7 +21,10 @@ from ranklens.results.core import Results
 from ranklens.stats.corrections import adjust_p_list
 from ranklens.stats.sums import np_mean
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy: the Monte Carlo tests, Tukey and percentiles import it when asked for)
+    from typing import Any
+
     import numpy as np
 
 __all__ = ["ComparisonRow", "QueryDelta", "SummaryRow"]
@@ -139,6 +140,8 @@ class Plan:
         """A generator keyed by what a row compares (not by its position), so a row's Monte Carlo numbers do
         not change with the other runs or measures compared; the same key gives the test and the interval
         the same resamples."""
+        import zlib
+
         import numpy as np
 
         words = tuple(zlib.crc32(str(k).encode("utf-8")) for k in key)

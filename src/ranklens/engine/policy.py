@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import InputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ranklens.measures.base import Measure
 
 __all__ = ["EvalPolicy"]

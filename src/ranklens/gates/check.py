@@ -10,12 +10,15 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ranklens.errors import InputError, did_you_mean
 from ranklens.gates.model import COVERAGE, Check, GateSettings, Rule
 from ranklens.gates.scope import rule_scopes
 from ranklens.stats.sums import np_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["GateReport", "bound_holds", "check_rules", "drop_within"]
 

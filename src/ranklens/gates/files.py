@@ -24,11 +24,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from ranklens.errors import FormatError, InputError, MissingDependencyError, did_you_mean
 from ranklens.gates.model import GateSettings, Rule
 from ranklens.gates.parse import parse_number, parse_rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["read_rules"]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import InputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
     from ranklens.backends import Choice
     from ranklens.engine.evaluator import Evaluator

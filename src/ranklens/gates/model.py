@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["COVERAGE", "KINDS", "Check", "GateSettings", "Rule"]
 

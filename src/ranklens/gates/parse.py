@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from ranklens.errors import InputError
 from ranklens.gates.model import COVERAGE, KINDS, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["one_measure", "parse_number", "parse_rule"]
 

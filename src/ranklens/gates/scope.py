@@ -17,11 +17,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 __all__ = ["rule_scopes", "scope_key"]
-
-T = TypeVar("T")
 
 
 def scope_key(rule: Any) -> tuple[str, str]:

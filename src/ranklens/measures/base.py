@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 from ranklens.errors import MeasureError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 __all__ = ["AGG", "AGGREGATES", "JUDGED_ONLY", "MAX_CUTOFF", "MIN_GEO_MEAN", "Family", "Measure", "Param", "cutoff_of"]
 

@@ -15,12 +15,18 @@ One name is one measure in any letter case. Also read: the names trec_eval print
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, cutoff_of
 from ranklens.measures.registry import families, get_family
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object  # (typing at run time costs every face a few milliseconds; the protocol is the checker's)
 
 __all__ = ["PRESETS", "MeasureLike", "MeasuresArg", "closest", "measure_items", "parse", "parse_many", "suggest"]
 
@@ -82,6 +88,16 @@ def _one_item(item: Any) -> Measure | str | None:
     return None
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+
+#: trec_eval's measure names (lower case): the keys of :data:`ranklens.measures.trec_names.TREC_MEASURES` before
+#: anything is added to it (``tests/measures/test_language_trec_names.py`` checks they are the same), so a bare
+#: name such as ``AP`` is known not to be trec_eval's without building that table
+TREC_NAMES = frozenset((
+    "11pt_avg", "bing", "bpref", "dcg", "g", "gm_bpref", "gm_map", "ideal_dcg", "infap", "iprec_at_recall", "map",
+    "map_cut", "ndcg", "ndcg_cut", "ndcg_rel", "num_nonrel_judged_ret", "num_q", "num_rel", "num_rel_ret",
+    "num_ret", "p", "rbp", "rbp_resid", "recall", "recip_rank", "relative_p", "rndcg", "rprec", "rprec_mult",
+    "set_f", "set_map", "set_p", "set_recall", "set_relative_p", "success", "unj", "utility",
+))
 
 
 def parse(text: MeasureLike) -> Measure:
@@ -155,8 +171,6 @@ _CUTOFF_LIST = re.compile(r"@(?:\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]|([0-9]+(?:\
 def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
     """The measures ``text`` names, and the measure-language error when a known family name was read as
     a trec_eval list instead (``P``: P needs a cutoff, trec_eval's ``P`` is nine measures)."""
-    from ranklens.measures import trec_names
-
     src = text.strip()
     head, tail = _head_and_cutoff_list(src)
     if tail is not None:
@@ -167,6 +181,8 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
         language_error = err
     else:
         return _as_trec_eval_reads(src, found), None
+    from ranklens.measures import trec_names  # (the trec_eval names: only for what the language did not read)
+
     name, dot, params = src.partition(".")
     shadow = trec_names.shadowed(name)
     if shadow is not None and dot:
@@ -198,9 +214,13 @@ def _read(text: str) -> tuple[list[Measure], MeasureError | None]:
 def _as_trec_eval_reads(src: str, found: list[Measure]) -> list[Measure]:
     """A bare trec_eval name (no parameters, no cutoff) means trec_eval's measures: ``recall`` is recall.5 …
     recall.1000, as ``trec_eval -m recall`` prints, not ``R`` (``recall@10`` is ``R@10``)."""
+    if not _NAME.fullmatch(src):
+        return found
+    if src.lower() not in TREC_NAMES and "ranklens.measures.trec_names" not in sys.modules:
+        return found  # (not trec_eval's, and no name added to its table: the table need not be read)
     from ranklens.measures import trec_names
 
-    if not _NAME.fullmatch(src) or src.lower() not in trec_names.TREC_MEASURES:
+    if src.lower() not in trec_names.TREC_MEASURES:
         return found
     theirs = [m for _, m in trec_names.parse_trec(src)]
     return theirs or found

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, Param
-from ranklens.measures.registry import get_family, register
+from ranklens.measures.registry import families, register
 
 __all__ = ["RAG_FAMILIES", "SET_PARAMS", "WEIGHT_PARAMS"]
 
@@ -174,13 +174,10 @@ RAG_FAMILIES: tuple[Family, ...] = (
 
 
 def _register() -> None:
+    registered = families()  # (not get_family's MeasureError: its did-you-mean would import difflib on every start)
     for family in RAG_FAMILIES:
-        try:
-            if get_family(family.name) == family:
-                continue
-        except MeasureError:
-            pass
-        register(family)
+        if family not in registered:
+            register(family)
 
 
 _register()

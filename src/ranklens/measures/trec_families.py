@@ -33,12 +33,15 @@ trec_eval's ``set_recall`` is the existing ``R`` without a cutoff.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ranklens.errors import MeasureError
 from ranklens.measures.base import Family, Measure, Param
 from ranklens.measures.definitions import GAIN, REL
 from ranklens.measures.registry import register
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ELEVEN_POINTS", "FAMILIES", "LevelsParam"]
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ranklens.errors import MeasureError, did_you_mean
 from ranklens.measures.base import Measure, cutoff_of
 from ranklens.measures.registry import get_family
 from ranklens.measures.trec_families import ELEVEN_POINTS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "TREC_MEASURES",

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ranklens.comparison import Comparison
 from ranklens.data.formats import REPORT_FILES
 from ranklens.errors import InputError, did_you_mean
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (pathlib where a file name is read or written: a report to standard output needs none)
     from pathlib import Path
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-import string
-from typing import Any
 
 from ranklens.comparison import Comparison, ComparisonRow
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "best",
@@ -68,15 +70,14 @@ def marker(row: ComparisonRow, alpha: float) -> str:
     return ""
 
 
+_ABC = "abcdefghijklmnopqrstuvwxyz"  # (string.ascii_lowercase, without importing string)
+
+
 def letters(comparison: Comparison) -> dict[str, str]:
     """A letter per system (a, b, c, …; aa, ab … beyond 26), in order."""
     out = {}
     for i, s in enumerate(comparison.systems):
-        out[s] = (
-            string.ascii_lowercase[i]
-            if i < 26
-            else string.ascii_lowercase[i // 26 - 1] + string.ascii_lowercase[i % 26]
-        )
+        out[s] = _ABC[i] if i < 26 else _ABC[i // 26 - 1] + _ABC[i % 26]
     return out
 
 

@@ -5,14 +5,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
+from ranklens._record import record
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (annotations only: the faces that import this module need no numpy for it)
+    from typing import NamedTuple
+
     from ranklens.results.core import Results
+else:
+    NamedTuple = object  # (no typing at run time: ranklens._record.record makes the named tuple)
 
 __all__ = ["FileEvaluation", "label_runs", "pass_notes"]
 
 
+@record
 class FileEvaluation(NamedTuple):
     """What :func:`evaluate_files` returns: one Results per run (in order, named), the notes to show
     (each prefixed with its file) and the run files read whole because their queries were not grouped."""

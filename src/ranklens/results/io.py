@@ -3,18 +3,18 @@ CSV and Parquet files back (:func:`read_results`), so saved results are inputs t
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ranklens.errors import FormatError, InputError
 from ranklens.results.core import Results
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (pyarrow and pathlib only where a table is read or written: looks_like_results needs none)
     from pathlib import Path
+    from typing import Any
 
     import pyarrow as pa
 
@@ -133,6 +133,8 @@ def read_results(path: str | os.PathLike[str]) -> list[Results]:
         return _from_long(pq.read_table(p), display)
     text = p.read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("{"):
+        import json
+
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from ranklens.errors import InputError, did_you_mean
-from ranklens.stats.ttest import paired_t_test, t_interval
-from ranklens.stats.types import Interval, TestResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (numpy is imported by the Monte Carlo tests and scipy's, when one is asked for)
     from numpy.typing import ArrayLike
 
     from ranklens.stats._common import Seed
+    from ranklens.stats.types import Interval, TestResult  # (the tests' modules: when a test runs, not to name one)
 
 __all__ = [
     "ALL_PAIRS_TESTS",
@@ -86,6 +85,8 @@ def paired_test(a: ArrayLike, b: ArrayLike, test: str = "t", *, samples: int = 1
     """
     key = canonical_test(test)
     if key == "t":
+        from ranklens.stats.ttest import paired_t_test
+
         return paired_t_test(a, b)
     if key == "randomisation":
         from ranklens.stats.randomisation import randomisation_test
@@ -120,4 +121,6 @@ def confidence_interval(
         from ranklens.stats.bootstrap import bootstrap_interval
 
         return bootstrap_interval(a, b, level=level, samples=samples, seed=seed)
+    from ranklens.stats.ttest import t_interval
+
     return t_interval(a, b, level=level)

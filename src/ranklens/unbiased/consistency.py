@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ranklens.errors import InputError, MeasureError
 from ranklens.measures.base import Measure
@@ -19,6 +18,10 @@ from ranklens.measures.language import parse
 from ranklens.measures.registry import get_family
 from ranklens.results.core import Results
 from ranklens.stats.sums import np_sum
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ConsistencyReport", "ordering_consistency", "unnormalised_of"]
 
