@@ -110,15 +110,8 @@ def run(argv: Sequence[str]) -> int | None:
     if fmt == "table" and (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
         return None  # (the box characters: let the full interface decide what this terminal gets)
     text = render(results, fmt, per_query=per_query, meta={})  # type: ignore[arg-type]
-    try:
-        if not quiet:
-            for path, r in zip(files[1:], results):
-                for note in r.notes:
-                    sys.stderr.write(f"ranklens: note: {path}: {note}\n")
-            sys.stderr.flush()
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # (as the full interface: a reader that stops early, `| head`, is no error)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from ranklens.cli._emit import emit
+
+    notes = () if quiet else [f"ranklens: note: {path}: {note}" for path, r in zip(files[1:], results) for note in r.notes]
+    emit(text, notes)
     return 0

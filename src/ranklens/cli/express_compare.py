@@ -127,12 +127,7 @@ def run(argv: Sequence[str]) -> int | None:
             )
     except Exception:  # noqa: BLE001 (nothing printed yet: the full interface runs again and says what went wrong)
         return None
-    try:
-        if err:
-            sys.stderr.write("".join(line + "\n" for line in err))
-            sys.stderr.flush()
-        sys.stdout.write("".join(text if text.endswith("\n") else text + "\n" for text in out))
-        sys.stdout.flush()
-    except BrokenPipeError:  # (as the full interface: a reader that stops early, `| head`, is no error)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from ranklens.cli._emit import emit
+
+    emit("".join(text if text.endswith("\n") else text + "\n" for text in out), err)
     return 0

@@ -78,9 +78,7 @@ def run(argv: Sequence[str]) -> int | None:
     if text is None:
         return None
     debug_note(choice)
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # (as the full interface: a reader that stops early, `| head`, is no error)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from ranklens.cli._emit import emit
+
+    emit(text)
     return 0

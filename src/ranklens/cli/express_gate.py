@@ -107,12 +107,7 @@ def run(argv: Sequence[str]) -> int | None:
             status = run_gate(**parsed, policy=default_policy(), out=out.append, err=err.append)
     except Exception:  # noqa: BLE001 (nothing printed yet: the full interface runs again and says what went wrong)
         return None
-    try:
-        if err:
-            sys.stderr.write("".join(line + "\n" for line in err))
-            sys.stderr.flush()
-        sys.stdout.write("".join(line + "\n" for line in out))
-        sys.stdout.flush()
-    except BrokenPipeError:  # (as the full interface: a reader that stops early, `| head`, is no error)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    from ranklens.cli._emit import emit
+
+    emit("".join(line + "\n" for line in out), err)
     return status
