@@ -11,37 +11,23 @@ import sys
 
 __all__ = ["main"]
 
+#: the commands with an express form: the module whose ``run(argv)`` takes them before click (None: not taken,
+#: nothing printed), and how many words after the program name they need at least
+EXPRESS = {
+    "eval": ("ranklens.cli.express", 2),
+    "trec-eval": ("ranklens.cli.trec_eval_express", 3),
+    "explain": ("ranklens.cli.express_explain", 2),
+    "gate": ("ranklens.cli.express_gate", 2),
+    "compare": ("ranklens.cli.express_compare", 2),
+}
+
 
 def main() -> None:
     """Console-script entry point."""
-    if len(sys.argv) > 2 and sys.argv[1] == "eval":
-        from ranklens.cli.express import run
-
-        status = run(sys.argv[1:])
-        if status is not None:
-            sys.exit(status)
-    if len(sys.argv) > 3 and sys.argv[1] == "trec-eval":  # (its common forms without click)
-        from ranklens.cli.trec_eval_express import run as trec_eval
-
-        status = trec_eval(sys.argv[1:])
-        if status is not None:
-            sys.exit(status)
-    if len(sys.argv) > 2 and sys.argv[1] == "explain":
-        from ranklens.cli.express_explain import run as run_explain
-
-        status = run_explain(sys.argv[1:])
-        if status is not None:
-            sys.exit(status)
-    if len(sys.argv) > 2 and sys.argv[1] == "gate":
-        from ranklens.cli.express_gate import run as run_gate
-
-        status = run_gate(sys.argv[1:])
-        if status is not None:
-            sys.exit(status)
-    if len(sys.argv) > 2 and sys.argv[1] == "compare":
-        from ranklens.cli.express_compare import run as run_compare
-
-        status = run_compare(sys.argv[1:])
+    express = EXPRESS.get(sys.argv[1]) if len(sys.argv) > 1 else None
+    if express is not None and len(sys.argv) > express[1]:
+        module = __import__(express[0], fromlist=["run"])
+        status = module.run(sys.argv[1:])
         if status is not None:
             sys.exit(status)
     from ranklens.cli.main import main as full
