@@ -49,6 +49,8 @@ bench: $(VENV)/.bench
 	$(PY) -m bench.run --scaling --repeat 3
 	$(PY) -m bench.run --quick-cli
 	$(PY) -m bench.run --targets
+	$(PY) -m bench.run --faces --repeat 7 --shapes S
+	$(PY) -m bench.api_memory --rows 1000000 --repeat 3 --tools ranklens-pandas,ranklens-dicts,pytrec_eval
 	$(PY) -m bench.report --into docs/benchmarks.md:results bench/out/results.json
 	$(PY) -m bench.report --into docs/benchmarks.md:extra bench/out/extra.json
 	$(PY) -m bench.report --into docs/benchmarks.md:scaling bench/out/scaling.json
