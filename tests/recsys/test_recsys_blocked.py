@@ -9,6 +9,8 @@ The streamed path (a TREC run file read in small blocks) must give the same too.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -96,7 +98,7 @@ def test_streamed_equals_one_pass(tmp_path, block_bytes):
         whole = ev.results(ranklens.read_run(str(path)))
         streamed = evaluate_stream(ev, str(path), block_bytes=block_bytes)
         assert streamed.options["streamed"] is True
-        same(whole, streamed.__class__(**{**streamed.__dict__, "options": whole.options}))
+        same(whole, dataclasses.replace(streamed, options=whole.options))
 
 
 def test_missing_zero_is_not_blocked():
