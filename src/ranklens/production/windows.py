@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from statistics import NormalDist
@@ -251,15 +252,14 @@ def compute_windows(
     engine_vals: dict[str, list[np.ndarray]] = {m: [np.zeros(0)] * n_groups for m in engine_measures}
     nan4 = (float("nan"), float("nan"), float("nan"), 0)
     ips_vals: list[list[tuple[float, float, float, int]]] = [[nan4] * n_groups for _ in ips_measures]
-    for g_lo, g_hi, start_row, n_rows in _chunks(frame["__g"].to_numpy()[perm], n_groups, CHUNK_ROWS):
-        part = frame[perm[start_row : start_row + n_rows]]
-        if engine_measures:
-            got, unlabelled = engine_values(part, n_groups, signal_rules, group_col, engine_measures)
-            counts["unlabelled_requests"] += int(unlabelled.sum())
-            for m in engine_measures:
-                engine_vals[m][g_lo:g_hi] = got[m][g_lo:g_hi]
-        for j, (_, k, snips) in enumerate(ips_measures):
-            ips_vals[j][g_lo:g_hi] = ips_values(part, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table)[g_lo:g_hi]
+    # the drift checks need none of the values below: they run beside them on a second thread (their numpy
+    # sorts and searches and polars' work release the GIL), the same function on the same rows
+    with ThreadPoolExecutor(1, thread_name_prefix="ranklens-drift") as pool:
+        drift_job = pool.submit(drift_rows, frame, frame["__w"].to_numpy(), starts, ref)
+        _slices(frame, perm, n_groups, engine_measures, ips_measures, signal_rules, group_col, click_signal, z, table,
+                counts, engine_vals, ips_vals)
+        drift = drift_job.result()
+
     for g, (w, segment, system) in enumerate(order):
         start, end = (first + w) * width, (first + w + 1) * width
         provisional = bool(end + delay > now)
@@ -281,11 +281,27 @@ def compute_windows(
             for p, t in enumerate(thetas[w][1:], start=2):
                 rows.append(WindowRow(_iso(start), _iso(end), "all", "all", f"theta@{p}", float(t), (float("nan"), float("nan")),
                                       shown.get((w, p), 0), bool(end + delay > now)))
-    drift = drift_rows(frame, frame["__w"].to_numpy(), starts, ref)
     intervals = {m: f"normal over requests ({confidence:.0%})" for m in engine_measures}
     intervals.update({name: f"percentile bootstrap over requests ({confidence:.0%}, {n_boot} replicates)" if n_boot else
                       f"{'delta method' if snips else 'normal'} over requests ({confidence:.0%})" for name, _, snips in ips_measures})
     return WindowReport(rows, drift, counts, _iso(now), starts[ref] if starts else "", intervals)
+
+
+def _slices(frame: Any, perm: np.ndarray, n_groups: int, engine_measures: list[str], ips_measures: list[tuple[str, int, bool]],
+            signal_rules: LabelRules, group_col: str, click_signal: str, z: float, table: np.ndarray | None,
+            counts: dict[str, int], engine_vals: dict[str, list[np.ndarray]],
+            ips_vals: list[list[tuple[float, float, float, int]]]) -> None:
+    """The engine's and IPS's values of every group, slice by slice (see :data:`CHUNK_ROWS`), into
+    ``engine_vals`` and ``ips_vals``; unlabelled requests added to ``counts``."""
+    for g_lo, g_hi, start_row, n_rows in _chunks(frame["__g"].to_numpy()[perm], n_groups, CHUNK_ROWS):
+        part = frame[perm[start_row : start_row + n_rows]]
+        if engine_measures:
+            got, unlabelled = engine_values(part, n_groups, signal_rules, group_col, engine_measures)
+            counts["unlabelled_requests"] += int(unlabelled.sum())
+            for m in engine_measures:
+                engine_vals[m][g_lo:g_hi] = got[m][g_lo:g_hi]
+        for j, (_, k, snips) in enumerate(ips_measures):
+            ips_vals[j][g_lo:g_hi] = ips_values(part, n_groups, f"__signal_{click_signal}", k, snips, z, theta=table)[g_lo:g_hi]
 
 
 def _chunks(group_of_row: np.ndarray, n_groups: int, rows: int) -> list[tuple[int, int, int, int]]:
