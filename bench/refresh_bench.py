@@ -101,7 +101,7 @@ def _store_bench(imp: Any, ev: Any, out: Path) -> dict[str, Any]:
 
     from ranklens.monitor.db import Database
     from ranklens.monitor.models import Project
-    from ranklens.monitor.production import refresh_windows
+    from ranklens.monitor.production import refresh
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "refresh.db"
@@ -133,12 +133,12 @@ def _store_bench(imp: Any, ev: Any, out: Path) -> dict[str, Any]:
     settings = {"labels": RULES, "window": "1h", "label_delay": "1h", "measures": MEASURES}
     res: dict[str, Any] = {}
     t0, c0 = time.perf_counter(), time.process_time()
-    db.write(lambda s: refresh_windows(s, "bench", settings))
+    refresh(db, "bench", settings)
     res["refresh_s"], res["refresh_cpu_s"] = round(time.perf_counter() - t0, 2), round(time.process_time() - c0, 2)
     more_imp, more_ev = generate(imp.height // 24, seed=1, start=DAY + 24 * 3600, hours=1.0, prefix="x")
     db.write(lambda s: insert(s, pid, more_imp, more_ev, imp.height))
     t0 = time.perf_counter()
-    db.write(lambda s: refresh_windows(s, "bench"))
+    refresh(db, "bench")
     res["refresh_after_one_more_hour_s"] = round(time.perf_counter() - t0, 2)
     return res
 

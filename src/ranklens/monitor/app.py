@@ -467,7 +467,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # set the production settings: {"labels": {...}, "window": "1d", "label_delay": "24h", "measures": [...]}
         from starlette.concurrency import run_in_threadpool
 
-        from ranklens.monitor.production import refresh_windows
+        from ranklens.monitor.production import refresh
 
         raw = await request.body()
         try:
@@ -477,7 +477,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if not isinstance(body, dict):
             raise MonitorError("the body must be a JSON object of production settings (or empty)")
         name = _project_path(project)
-        return await run_in_threadpool(lambda: db.write(lambda s: refresh_windows(s, name, body)))
+        return await run_in_threadpool(lambda: refresh(db, name, body))
 
     @app.post("/api/v1/projects/{project}/datasets", dependencies=[Write], status_code=201, response_model=DatasetCreated)
     def api_add_dataset(project: str, body: DatasetIn, response: Response) -> dict[str, Any]:

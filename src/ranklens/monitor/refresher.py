@@ -1,13 +1,12 @@
 """The background refresh of the per-window series: every ``RANKLENS_REFRESH_INTERVAL`` (``5m``, ``1h``, or
 seconds; off when unset) a thread refreshes each project that has production settings and received
 impressions or engagement since its last background refresh (the same :func:`ranklens.monitor.production.
-refresh_windows` as ``POST …/windows/refresh``: one engine). Without new data a refresh would store nothing
+refresh` as ``POST …/windows/refresh``: one engine). Without new data a refresh would store nothing
 (the as-of time is the latest event), so it is skipped. A failing project is logged and counted; the others go on.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from typing import Any
@@ -56,7 +55,7 @@ class Refresher:
 
     def run_once(self) -> None:
         """One pass over the projects (also callable directly)."""
-        from ranklens.monitor.production import refresh_windows
+        from ranklens.monitor.production import refresh
 
         with self.db.read() as s:
             rows = s.execute(select(Project.id, Project.name).join(ProductionSettings, ProductionSettings.project_id == Project.id)).all()
@@ -70,7 +69,7 @@ class Refresher:
                 self.skipped += 1
                 continue
             try:
-                result = self.db.write(functools.partial(refresh_windows, project=name))
+                result = refresh(self.db, name)
             except Exception as exc:  # a project's bad data must not stop the others
                 self.failures += 1
                 log.warning("background refresh of project %r failed: %s", name, exc)
