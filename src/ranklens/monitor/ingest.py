@@ -170,7 +170,10 @@ _PG_TEMP, _PG_MOVE = _pg_statements()
 
 
 def _project(s: Session, name: str) -> int:
-    pid = s.scalar(select(Project.id).where(Project.name == name))
+    """The project's id, made on first use. On PostgreSQL its row is locked ``FOR KEY SHARE`` until the batch
+    commits: what the foreign key's check took once per row (migration 0007), so a project deleted meanwhile
+    waits for the batch (whose rows its trigger then deletes) or is gone before it (the project is made anew)."""
+    pid = s.scalar(select(Project.id).where(Project.name == name).with_for_update(read=True, key_share=True))
     if pid is None:
         project = Project(name=name, description="")
         s.add(project)
