@@ -218,3 +218,36 @@ def test_matching_reads_stored_and_new_impressions(app: Any) -> None:
     assert out["events"] == {"received": 6, "stored": 6, "duplicates": 0, "rejected": 0, "unmatched": 2, "clock_skew": 2}
     again = app.post("/api/v1/projects/match/ingest", json=body, headers=AUTH).json()  # everything stored now
     assert again["events"] == {"received": 6, "stored": 0, "duplicates": 6, "rejected": 0, "unmatched": 2, "clock_skew": 2}
+
+
+def test_concurrent_overlapping_batches_store_each_id_once(app: Any) -> None:
+    """Two writers send batches whose ids overlap (in opposite orders, so they may also deadlock and be
+    retried): each id is stored once, and the batches' "stored" counts add up to the distinct ids."""
+    import threading
+
+    from ranklens.monitor.ingest import store_batch, validate_batch
+
+    db = app.app.state.db
+    ids = list(range(300))
+    batches = [[ids[k : k + 60] for k in range(0, 300, 30)], [ids[k : k + 60][::-1] for k in range(240, -30, -30)]]
+    stored: list[int] = []
+    failures: list[BaseException] = []
+
+    def writer(mine: list[list[int]]) -> None:
+        try:
+            for part in mine:
+                body = validate_batch({"impressions": [_imp(i, f"r{i // 10}", f"d{i}", 1 + i % 10) for i in part]})
+                out = db.write(lambda s, body=body: store_batch(s, "overlap", body))
+                stored.append(out["impressions"]["stored"])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(b,)) for b in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert failures == []
+    assert len(stored) == len(batches[0]) + len(batches[1]) and sum(stored) == 300
+    got_imps, _ = _stored(app, "overlap")
+    assert sorted(r[0] for r in got_imps) == sorted(f"i{i}" for i in ids)
