@@ -159,7 +159,7 @@ def _copy_and_move(s: Session, project_id: int, batch: Batch, now: float, unique
         if batch.events:
             with cur.copy(f"COPY _incoming_ingest_events ({_EV_NAMES}) FROM STDIN") as copy:
                 copy.write(_copy_text(project_id, batch.events, now))
-        cur.execute(_PG_MOVE)
+        cur.execute(_PG_MOVE, prepare=False)  # planned on the table as it is now, never on a plan cached when it was small
         got = cur.fetchone()
     return direct + int(got[0]), int(got[1]), int(got[2]), int(got[3])
 
@@ -181,8 +181,9 @@ WITH imp AS (
   ON CONFLICT (project_id, event_id) DO NOTHING RETURNING 1
 ), fresh AS (
   SELECT request, item, min(ts) AS ts FROM imp GROUP BY request, item
-), matched AS MATERIALIZED (  -- once per event: the FILTERs below read it twice
-  SELECT e.ts, LEAST(f.ts, (SELECT min(i.ts) FROM ingest_impressions i
+), matched AS MATERIALIZED (  -- once per event: the FILTERs below read it twice; min(ts + 0), not min(ts): the
+  -- planner may turn min(ts) into a walk of the (project_id, ts) index until a row of the request and item turns up
+  SELECT e.ts, LEAST(f.ts, (SELECT min(i.ts + 0) FROM ingest_impressions i
                             WHERE i.project_id = e.project_id AND i.request = e.request AND i.item = e.item)) AS shown
   FROM _incoming_ingest_events e LEFT JOIN fresh f ON f.request = e.request AND f.item = e.item
 )
