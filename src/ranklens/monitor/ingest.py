@@ -159,7 +159,7 @@ def _copy_and_move(s: Session, project_id: int, batch: Batch, now: float, unique
         if batch.events:
             with cur.copy(f"COPY _incoming_ingest_events ({_EV_NAMES}) FROM STDIN") as copy:
                 copy.write(_copy_text(project_id, batch.events, now))
-        cur.execute(_PG_MOVE, prepare=False)  # planned on the table as it is now, never on a plan cached when it was small
+        cur.execute(_PG_MOVE)
         got = cur.fetchone()
     return direct + int(got[0]), int(got[1]), int(got[2]), int(got[3])
 
