@@ -3,7 +3,7 @@
 Every event of a batch is validated on its own (:mod:`ranklens.production.events`); a bad one is answered
 with its kind, index, id, field and reason and counted, the others are stored. A batch whose events are all
 plainly valid is checked a column at a time instead (:mod:`ranklens.production.columns`, the same verdict at
-a third of the cost); any other goes event by event, which names each refusal. Storage is idempotent by event
+about half the cost); any other goes event by event, which names each refusal. Storage is idempotent by event
 id within the project (an id already stored, or seen earlier in the batch, is a duplicate: counted, not
 stored again), and the batch is one transaction: acknowledged means committed.
 
