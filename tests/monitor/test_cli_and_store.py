@@ -157,7 +157,7 @@ def test_migrations_match_the_models(backend_name: str, tmp_path: Path) -> None:
         db = Database(url)
         db.migrate()
         db.migrate()  # a second start finds nothing to do
-        assert current_revision(db.engine) == "0006_position_bias_setting"
+        assert current_revision(db.engine) == "0007_ingest_project_key"
         with db.engine.connect() as conn:
             diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         assert diff == []

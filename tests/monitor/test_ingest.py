@@ -158,3 +158,96 @@ def test_times_out_of_range_are_refused(app: Any, when: Any) -> None:
         (refusal,) = r.json()["rejected"]
         assert refusal["field"] == "timestamp" and "between 1970-01-01 and 9999-12-31" in refusal["reason"]
     assert app.get("/api/v1/projects/times/ingest", headers=AUTH).status_code in (200, 404)
+
+
+def _stored(app: Any, project: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    from sqlalchemy import select
+
+    from ranklens.monitor.models import IngestEvent, IngestImpression, Project
+
+    i, e = IngestImpression, IngestEvent
+    with app.app.state.db.read() as s:
+        pid = s.scalar(select(Project.id).where(Project.name == project))
+        imps = s.execute(select(i.event_id, i.request, i.query, i.item, i.position, i.score, i.ts, i.segment, i.system)
+                         .where(i.project_id == pid).order_by(i.id)).all()
+        evs = s.execute(select(e.event_id, e.request, e.item, e.event, e.ts, e.value).where(e.project_id == pid).order_by(e.id)).all()
+    return [tuple(r) for r in imps], [tuple(r) for r in evs]
+
+
+def test_texts_are_stored_exactly(app: Any) -> None:
+    """Tabs, newlines, carriage returns and backslashes (COPY's escapes on PostgreSQL), quotes and non-ASCII text
+    come back as sent, with every number; the batch takes the column path and the one-by-one path alike."""
+    # (the requests hold backslashes and nothing else COPY escapes: a column is escaped on its own)
+    odd = ["a\tb", "line\nbreak", "cr\rhere", "back\\slash", "\\N", "\\.", "quote'\"", "ünïcødé ✓", "𝄞", " "]
+    imps = [_imp(k, f"r\\{k}", f"{odd[k]}-item", 1 + k, T0 + k * 0.25, query=odd[(k + 1) % 10], segment=odd[(k + 2) % 10],
+                 system=odd[(k + 3) % 10]) | {"score": [0.1, 1e-300, 1.7976931348623157e308, -2.5, 3][k % 5]} for k in range(10)]
+    evs = [_ev(k, f"r\\{k}", f"{odd[k]}-item", T0 + k - 0.5, event=odd[k], value=[1, 0.3, -7.25][k % 3]) for k in range(10)]
+    imps[4]["position"] = "5"  # a string position: accepted one by one only (the impressions take the slow path)
+    out = app.post("/api/v1/projects/texts/ingest", json={"impressions": imps, "events": evs}, headers=AUTH).json()
+    assert out["impressions"]["stored"] == 10 and out["events"]["stored"] == 10
+    # every event matches its impression; those before it (k - 0.5 < k * 0.25: k = 0) are in clock skew
+    assert out["events"]["unmatched"] == 0 and out["events"]["clock_skew"] == sum(k - 0.5 < k * 0.25 for k in range(10))
+    got_imps, got_evs = _stored(app, "texts")
+    assert got_imps == [(x["id"], x["request"], x["query"], x["item"], int(x["position"]), float(x["score"]),
+                         float(x["timestamp"]), x["segment"], x["system"]) for x in imps]
+    assert got_evs == [(x["id"], x["request"], x["item"], x["event"], float(x["timestamp"]), float(x["value"])) for x in evs]
+
+
+def test_matching_reads_stored_and_new_impressions(app: Any) -> None:
+    """An event is matched with the earliest of its impressions, stored in an earlier batch or in its own;
+    a repeated impression id (not stored again) does not count as shown."""
+    first = {"impressions": [_imp(1, "r1", "a", 1, T0 + 100), _imp(2, "r2", "a", 1, T0 + 100)]}
+    assert app.post("/api/v1/projects/match/ingest", json=first, headers=AUTH).json()["impressions"]["stored"] == 2
+    body = {
+        "impressions": [
+            _imp(3, "r1", "a", 1, T0 + 10),    # the same request and item shown earlier: the earliest counts
+            _imp(4, "r3", "b", 1, T0 + 50),    # new in this batch
+            _imp(2, "r4", "c", 1, T0),         # id i2 is stored already (other content): a duplicate, not shown
+        ],
+        "events": [
+            _ev(1, "r1", "a", T0 + 20),        # after T0 + 10 (this batch), before T0 + 100 (stored): no skew
+            _ev(2, "r2", "a", T0 + 20),        # before its stored impression: skew
+            _ev(3, "r3", "b", T0 + 40),        # before its impression of this batch: skew
+            _ev(4, "r4", "c", T0 + 40),        # only the refused duplicate shows r4/c: unmatched
+            _ev(5, "r5", "x", T0 + 40),        # unmatched
+            _ev(6, "r3", "b", T0 + 50),        # at the very time of its impression: no skew
+        ],
+    }
+    out = app.post("/api/v1/projects/match/ingest", json=body, headers=AUTH).json()
+    assert out["impressions"] == {"received": 3, "stored": 2, "duplicates": 1, "rejected": 0}
+    assert out["events"] == {"received": 6, "stored": 6, "duplicates": 0, "rejected": 0, "unmatched": 2, "clock_skew": 2}
+    again = app.post("/api/v1/projects/match/ingest", json=body, headers=AUTH).json()  # everything stored now
+    assert again["events"] == {"received": 6, "stored": 0, "duplicates": 6, "rejected": 0, "unmatched": 2, "clock_skew": 2}
+
+
+def test_concurrent_overlapping_batches_store_each_id_once(app: Any) -> None:
+    """Two writers send batches whose ids overlap (in opposite orders, so they may also deadlock and be
+    retried): each id is stored once, and the batches' "stored" counts add up to the distinct ids."""
+    import threading
+
+    from ranklens.monitor.ingest import store_batch, validate_batch
+
+    db = app.app.state.db
+    ids = list(range(300))
+    batches = [[ids[k : k + 60] for k in range(0, 300, 30)], [ids[k : k + 60][::-1] for k in range(240, -30, -30)]]
+    stored: list[int] = []
+    failures: list[BaseException] = []
+
+    def writer(mine: list[list[int]]) -> None:
+        try:
+            for part in mine:
+                body = validate_batch({"impressions": [_imp(i, f"r{i // 10}", f"d{i}", 1 + i % 10) for i in part]})
+                out = db.write(lambda s, body=body: store_batch(s, "overlap", body))
+                stored.append(out["impressions"]["stored"])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(b,)) for b in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert failures == []
+    assert len(stored) == len(batches[0]) + len(batches[1]) and sum(stored) == 300
+    got_imps, _ = _stored(app, "overlap")
+    assert sorted(r[0] for r in got_imps) == sorted(f"i{i}" for i in ids)
