@@ -124,6 +124,7 @@ def evaluate(
     sources: tuple[str, str] | None = None,
     plan: str = "auto",
     spark: Any = None,
+    fallback: bool = True,
 ) -> SparkEvaluation:
     """Evaluate a run DataFrame against a qrels DataFrame on Spark, with the in-memory engine's numbers.
 
@@ -157,6 +158,8 @@ def evaluate(
             in one Spark shuffle (DataFrames, or paths read by Spark); ``"auto"`` (default): the scan for
             paths, the shuffle for DataFrames.
         spark: the SparkSession for paths (default: the active one, else :func:`ranklens.spark.session`).
+        fallback: False: where the scan plan does not apply to paths, raise
+            :class:`~ranklens.spark.scan.Fallback` (saying why) instead of running the shuffle plan.
 
     Raises:
         DuplicateError: a duplicated pair (the message names it).
@@ -208,6 +211,10 @@ def evaluate(
         if path == "arrow" and plan != "shuffle":
             scanned, plan_note = try_scan(spark, str(run_df), str(qrels_df), probe, policy, check_duplicates, (run_source, qrels_source))
             used = "scan" if scanned is not None else "shuffle"
+            if scanned is None and not fallback:
+                from ranklens.spark.scan import Fallback
+
+                raise Fallback(plan_note)
         else:
             plan_note = "the shuffle plan was asked for" if plan == "shuffle" else "the SQL path reads through Spark"
         run_df, qrels_df = read_parquet_paths(spark, str(run_df), str(qrels_df))
