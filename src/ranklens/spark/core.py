@@ -55,6 +55,8 @@ class SparkEvaluation:
         segment_of: the query → segment map given as ``segments`` (or None).
         plan: the Arrow path's plan that ran: ``"scan"`` or ``"shuffle"`` (``"sql"`` for the SQL path).
         plan_note: why the shuffle plan ran for paths (the scan did not apply), else "".
+        scan_counts: the scan plan's ``tasks``, ``deferred_queries`` (evaluated on the driver) and ``scans``
+            (2: the run was not grouped by query), else None.
     """
 
     per_query: Any
@@ -64,6 +66,7 @@ class SparkEvaluation:
     _persisted: Any = dataclasses.field(default=None, repr=False)
     plan: str = "shuffle"
     plan_note: str = ""
+    scan_counts: Mapping[str, int] | None = None
 
     @property
     def aggregates(self) -> dict[str, float]:
@@ -231,8 +234,9 @@ def evaluate(
     if check_duplicates and path == "sql":  # (the Arrow path checks in its buckets: no job of its own)
         reject_duplicates(run, "run", *DUPLICATE_WORDS["run"], run_source)
         reject_duplicates(qrels, "qrels", *DUPLICATE_WORDS["qrels"], qrels_source)
+    scan_counts = None
     if scanned is not None:
-        per_query, qids, values, stats, persisted, *side = scanned
+        per_query, qids, values, stats, persisted, *side, scan_counts = scanned
     elif path == "sql":
         from ranklens.spark.sql import evaluate_sql
 
@@ -257,7 +261,10 @@ def evaluate(
         if hasattr(segments, "toPandas"):
             segments = {str(r[0]): str(r[1]) for r in segments.select(segments.columns[:2]).collect()}
         segment_of = read_segments(segments)
-    return SparkEvaluation(per_query, res, path, segment_of, persisted, plan=used if path == "arrow" else "sql", plan_note=plan_note)
+    return SparkEvaluation(
+        per_query, res, path, segment_of, persisted, plan=used if path == "arrow" else "sql", plan_note=plan_note,
+        scan_counts=scan_counts,
+    )
 
 
 def read_parquet_paths(spark: Any, run_path: str, qrels_path: str) -> tuple[Any, Any]:
@@ -525,7 +532,8 @@ def evaluate_scan(
 
             more = _frame(spark, extra).select("query_id", label.alias("measure"), "value")
             per_query = per_query.unionByName(more)
-    return per_query, qids, values, stats, got.persisted, merged, system
+    counts = {"tasks": got.tasks, "deferred_queries": got.deferred_queries, "scans": 2 if got.second_scan else 1}
+    return per_query, qids, values, stats, got.persisted, merged, system, counts
 
 
 def bucket_setup(spark: Any, probe: Evaluator, policy: EvalPolicy) -> tuple[EvalPolicy, Any, dict[int, Any], Any]:
