@@ -33,9 +33,9 @@ def _collection(queries: int = 60, per: int = 12, seed: int = 3) -> tuple[list[t
     return run, qrels
 
 
-def _write(path, rows, value: str, group: int, kind=pa.float64()) -> str:
+def _write(path, rows, value: str, group: int, kind=None) -> str:
     pq.write_table(pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows],
-                             value: pa.array([r[2] for r in rows], kind)}), path, row_group_size=group)
+                             value: pa.array([r[2] for r in rows], kind or pa.float64())}), path, row_group_size=group)
     return str(path)
 
 

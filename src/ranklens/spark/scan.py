@@ -6,25 +6,26 @@ Parquet reader, a shuffle and the Arrow stream to the Python workers: at 20M row
 seconds moving rows the workers then evaluate in 6. When run and qrels are Parquet paths (a file, a directory
 of parts, a glob, a URI pyarrow's file systems open), the scan plan instead:
 
-* splits the run's row groups into tasks (consecutive row groups, file order) and the qrels' into a few more;
+* splits the run's row groups into tasks (consecutive row groups, file order) and the qrels' into one a core;
 * a run task reads its row groups (the three role columns), checks them (the checks of
   :func:`ranklens.spark.sql.validate_frames`), and evaluates every query it holds **except its first and last
   query** (which may continue in the neighbouring task: "deferred"), with the qrels rows of exactly those
   queries (read from the qrels row groups whose query-id statistics can hold one of them, filtered by the set);
   it sends back the values and counts (:func:`ranklens.spark.core.evaluate_bucket`'s rows), every query id it
   saw (and whether it deferred it), and the run and qrels rows of its deferred queries;
-* a qrels task reads its qrels row groups, checks them, and sends back its query ids, its largest label and the
-  rows of its first and last query;
+* a qrels task reads the query-id column of its qrels row groups and sends back the distinct ids (the rows of
+  the queries the run has are checked by the run tasks that read them; the others on the driver);
 * the driver checks that no query was evaluated by one task while another task also holds rows of it. A run
   grouped by query (any order of the groups) passes: its queries straddle tasks only at their boundaries, which
   were deferred. If not (a run whose queries are interleaved across row groups), the scan runs once more with
   those queries deferred in every task (when they are at most :data:`REPAIR_LIMIT` queries; else the shuffle
-  plan evaluates, and :attr:`Outcome.reason` says why). The deferred queries are then evaluated together on the
-  driver (their run rows in file order, all their qrels rows), by the same bucket function, and the qrels
-  queries no run task saw are counted (under ``missing="zero"`` evaluated, their qrels rows read on the driver).
+  plan evaluates, and ``SparkEvaluation.plan_note`` says why). The deferred queries are then evaluated together on the
+  driver (their run rows in file order, all their qrels rows), by the same bucket function; the qrels queries
+  no run task saw are read on the driver (checked, duplicates included), counted, and under ``missing="zero"``
+  evaluated.
 
 Every refusal (a duplicate, a null or empty id, a NaN score, a bad label, a type the plan does not read) is left
-to the shuffle plan, which words it exactly as before: the scan returns :class:`Fallback` and the caller runs the
+to the shuffle plan, which words it exactly as before: the scan raises :class:`Fallback` and the caller runs the
 shuffle plan on the same paths. A wrong number is never the price of speed: a query is evaluated once, with all
 its rows, or the shuffle plan evaluates.
 """
@@ -45,10 +46,9 @@ REPAIR_LIMIT = 50_000
 
 #: the row kinds of the scan, beside :func:`ranklens.spark.core.evaluate_bucket`'s: a run task's query id
 #: ``(9, query, task, rows, None, deferred)``, a deferred run row ``(10, query, task, score, doc)``, a deferred
-#: qrels row ``(11, query, task, None, doc, label)``, a qrels task's query id ``(12, query, task, rows, None,
-#: boundary)``, a qrels boundary row ``(13, query, task, None, doc, label)``, a qrels task's largest label ``(14,
-#: None, task, label)``, a refusal left to the shuffle plan ``(15, reason)``
-RUN_ID, DEFERRED_RUN, DEFERRED_QRELS, QRELS_ID, QRELS_EDGE, TOP_LABEL, REFUSE = 9, 10, 11, 12, 13, 14, 15
+#: qrels row ``(11, query, task, None, doc, label)``, a qrels task's query id ``(12, query, task)``, a refusal
+#: left to the shuffle plan ``(15, reason)``
+RUN_ID, DEFERRED_RUN, DEFERRED_QRELS, QRELS_ID, REFUSE = 9, 10, 11, 12, 15
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -70,6 +70,8 @@ class ScanInput:
     groups: tuple[tuple[int, ...], ...]
     bounds: tuple[tuple[tuple[str, str] | None, ...], ...]
     label_type: str = ""
+    id_types: tuple[str, str] = ("string", "string")
+    dictionaries: tuple[bool, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -153,8 +155,11 @@ def plan_input(path: str, columns: Mapping[str, str] | None, roles: tuple[str, s
         raise Fallback(f"{path}: {e}") from None
     by_role = {role: col for col, role in (columns or {}).items()}
     names = tuple(by_role.get(role, role) for role in roles)
+    from ranklens.data.parquet_batches import small_dictionaries
+
     groups: list[tuple[int, ...]] = []
     bounds: list[tuple[tuple[str, str] | None, ...]] = []
+    dictionaries: list[bool] = []
     types: set[tuple[str, ...]] = set()
     for f in files:
         try:
@@ -169,6 +174,7 @@ def plan_input(path: str, columns: Mapping[str, str] | None, roles: tuple[str, s
         types.add(typed)
         qpos = [i for i in range(meta.num_columns) if meta.schema.column(i).path == names[0]]
         groups.append(tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups)))
+        dictionaries.append(small_dictionaries(meta, names[0]))
         row_bounds: list[tuple[str, str] | None] = []
         for g in range(meta.num_row_groups):
             stats = meta.row_group(g).column(qpos[0]).statistics if qpos else None
@@ -184,7 +190,7 @@ def plan_input(path: str, columns: Mapping[str, str] | None, roles: tuple[str, s
     if typed[0] not in _ID_TYPES or typed[1] not in _ID_TYPES or typed[2] not in value_types:
         raise Fallback(f"{path}: column types {', '.join(typed)} (the scan reads string or integer ids, numeric values)")
     del pa
-    return ScanInput(path, fs, tuple(files), names, tuple(groups), tuple(bounds), typed[2])  # type: ignore[arg-type]
+    return ScanInput(path, fs, tuple(files), names, tuple(groups), tuple(bounds), typed[2], (typed[0], typed[1]), tuple(dictionaries))  # type: ignore[arg-type]
 
 
 # ── in the Python workers ───────────────────────────────────────────────────────────────────────────────
@@ -205,42 +211,73 @@ def read_pieces(src: ScanInput, pieces: Sequence[tuple[int, int]], roles: tuple[
             t = pq.ParquetFile(handle).read_row_groups(gs, columns=list(src.columns), use_threads=False)
         tables.append(t.select(list(src.columns)).rename_columns(list(roles)))
     t = pa.concat_tables(tables) if len(tables) != 1 else tables[0]
+    return _as_roles(t, roles).combine_chunks()
+
+
+def _as_roles(t: Any, roles: tuple[str, str, str]) -> Any:
+    """``t``'s three columns named by role: ids as strings, scores as float64 (labels as stored)."""
+    import pyarrow as pa
+
     cols = []
     for role, col in zip(roles, t.columns):
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode() if isinstance(col, pa.Array) else pa.chunked_array(
+                [c.dictionary_decode() for c in col.chunks], col.type.value_type)
         if role in ("query_id", "doc_id") and col.type != pa.string():
             col = col.cast(pa.string())
         elif role == "score" and col.type != pa.float64():
             col = col.cast(pa.float64())
         cols.append(col)
-    return pa.table(cols, names=list(roles)).combine_chunks()
+    return pa.table(cols, names=list(roles))
 
 
 def check_table(t: Any, value: str, labels: str, negative: str) -> str | None:
     """Why the shuffle plan must word a refusal of these rows (validate_frames' checks), or None."""
+    import numpy as np
     import pyarrow.compute as pc
 
     for role in ("query_id", "doc_id"):
         col = t.column(role)
-        if col.null_count or (len(col) and pc.any(pc.equal(pc.binary_length(col), 0)).as_py()):
+        if col.null_count or _has_empty(col):
             return f"an empty {role}"
     v = t.column(value)
     if v.null_count:
         return f"a null {value}"
-    if value == "score":
-        if len(v) and not pc.all(pc.is_finite(v)).as_py():
-            return "a score that is not finite"
-        return None
     if len(v) == 0:
         return None
+    if value == "score":
+        return None if np.isfinite(v.to_numpy()).all() else "a score that is not finite"
     if labels == "int":
         lo, hi = pc.min_max(v).values()
         if lo.as_py() < -(2**31) or hi.as_py() >= 2**31:
             return "a label outside 32 bits"
-    elif not pc.all(pc.is_finite(v.cast("double"))).as_py():
+    elif not np.isfinite(v.to_numpy().astype(np.float64)).all():
         return "a label that is not finite"
     if negative == "error" and pc.min(v).as_py() < 0:
         return "a negative label"
     return None
+
+
+def _has_empty(col: Any) -> bool:
+    """Whether a string column holds an empty string (from its offsets: no pass over the bytes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
+        if len(chunk) == 0:
+            continue
+        if chunk.type != pa.string():
+            return bool(len(chunk) and pc_any_empty(chunk))
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk) + 1, offset=4 * chunk.offset)
+        if (np.diff(offsets) == 0).any():
+            return True
+    return False
+
+
+def pc_any_empty(chunk: Any) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.equal(pc.binary_length(chunk), 0)).as_py())
 
 
 def _ends(ids: Any) -> set[str]:
@@ -248,26 +285,48 @@ def _ends(ids: Any) -> set[str]:
 
 
 def qrels_for(qrels: ScanInput, wanted: Any) -> Any:
-    """The qrels rows of the queries ``wanted`` (an Arrow string array): only the row groups whose query-id range
-    can hold one of them are read (all of them where a file has no statistics), then filtered by the set."""
+    """The qrels rows of the queries ``wanted`` (an Arrow string array), ids as strings: only the row groups whose
+    query-id range can hold one of them are considered (all of them where a file has no statistics); of those,
+    the query-id column is read first (as its dictionary where the file stores small dictionaries: the set is
+    tested on the distinct ids, not on every row) and the other columns only of a row group holding a match."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
+    roles = ("query_id", "doc_id", "relevance")
     keys = sorted(set(wanted.to_pylist()))
-    pieces = []
+    value_set = pa.array(keys, pa.string())
+    found = []
     for f, groups in enumerate(qrels.bounds):
+        candidates = []
         for g, bound in enumerate(groups):
             if bound is not None:
                 i = bisect.bisect_left(keys, bound[0])
                 if i == len(keys) or keys[i] > bound[1]:
                     continue
-            pieces.append((f, g))
-    roles = ("query_id", "doc_id", "relevance")
-    if not pieces or not keys:
+            candidates.append(g)
+        if not candidates or not keys:
+            continue
+        with qrels.filesystem.open_input_file(qrels.files[f]) as handle:
+            as_dictionary = qrels.dictionaries[f] and qrels.id_types[0] == "string"
+            pf = pq.ParquetFile(handle, read_dictionary=[qrels.columns[0]] if as_dictionary else None)
+            for g in candidates:
+                col = pf.read_row_group(g, columns=[qrels.columns[0]], use_threads=False).column(0).combine_chunks()
+                if as_dictionary and pa.types.is_dictionary(col.type):
+                    hit = pc.is_in(col.dictionary, value_set=value_set)
+                    if not pc.any(hit).as_py():
+                        continue
+                    mask = pc.take(hit, col.indices)
+                else:
+                    mask = pc.is_in(col.cast(pa.string()) if col.type != pa.string() else col, value_set=value_set)
+                    if not pc.any(mask).as_py():
+                        continue
+                t = pf.read_row_group(g, columns=list(qrels.columns), use_threads=False).select(list(qrels.columns))
+                found.append(_as_roles(t.filter(mask), roles))
+    if not found:
         return pa.table({"query_id": pa.array([], pa.string()), "doc_id": pa.array([], pa.string()),
                          "relevance": pa.array([], pa.type_for_alias(qrels.label_type))})
-    t = read_pieces(qrels, pieces, roles)
-    return t.filter(pc.is_in(t.column("query_id"), value_set=pa.array(keys, pa.string())))
+    return pa.concat_tables(found).combine_chunks()
 
 
 def _id_rows(kind: int, task: int, ids: Any, deferred: set[str]) -> Any:
@@ -326,7 +385,10 @@ def run_task(
     later = pc.is_in(ids, value_set=pa.array(sorted(deferred), pa.string()))
     rest, held = t.filter(pc.invert(later)), t.filter(later)
     rest_ids = pc.unique(rest.column("query_id"))
-    q = qrels_for(qrels, pa.concat_arrays([rest_ids, pc.unique(held.column("query_id"))]))  # (checked by the qrels tasks)
+    q = qrels_for(qrels, pa.concat_arrays([rest_ids, pc.unique(held.column("query_id"))]))
+    why = check_table(q, "relevance", labels, negative)
+    if why:
+        return _refuse(f"{qrels.path}: {why}")
     in_rest = pc.is_in(q.column("query_id"), value_set=rest_ids)
     parts = [_id_rows(RUN_ID, task, ids, deferred), _rows_of(DEFERRED_RUN, task, held, "score", None),
              _rows_of(DEFERRED_QRELS, task, q.filter(pc.invert(in_rest)), None, "relevance")]
@@ -335,29 +397,31 @@ def run_task(
     return pa.concat_tables(parts)
 
 
-def qrels_task(task: int, qrels: ScanInput, pieces: Sequence[tuple[int, int]], labels: str, negative: str) -> Any:
-    """One qrels task: its rows checked; its query ids, its largest label, the rows of its first and last query."""
+def qrels_task(task: int, qrels: ScanInput, pieces: Sequence[tuple[int, int]]) -> Any:
+    """One qrels task: the distinct query ids of its row groups (the query-id column alone is read; the rows of
+    the queries the run has are checked by the run tasks that read them, the others on the driver)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
-    from ranklens.spark.worker import duplicate_rows
-
-    t = read_pieces(qrels, pieces, ("query_id", "doc_id", "relevance"))
-    why = check_table(t, "relevance", labels, negative)
-    if why is None and duplicate_rows(t, 1):
-        why = "a duplicated pair"
-    if why:
-        return _refuse(f"{qrels.path}: {why}")
-    ids = t.column("query_id")
-    ends = _ends(ids)
-    edge = t.filter(pc.is_in(ids, value_set=pa.array(sorted(ends), pa.string())))
-    top = pc.max(t.column("relevance")).as_py() if t.num_rows else None
-    from ranklens.spark.core import _rows_out
-
-    return pa.concat_tables([
-        _id_rows(QRELS_ID, task, ids, ends), _rows_of(QRELS_EDGE, task, edge, None, "relevance"),
-        _rows_out([(TOP_LABEL, None, task, None if top is None else float(top), None, None)]),
-    ])
+    by_file: dict[int, list[int]] = {}
+    for f, g in pieces:
+        by_file.setdefault(f, []).append(g)
+    found = []
+    for f, gs in by_file.items():
+        as_dictionary = qrels.dictionaries[f] and qrels.id_types[0] == "string"
+        with qrels.filesystem.open_input_file(qrels.files[f]) as handle:
+            pf = pq.ParquetFile(handle, read_dictionary=[qrels.columns[0]] if as_dictionary else None)
+            col = pf.read_row_groups(gs, columns=[qrels.columns[0]], use_threads=False).column(0)
+        for chunk in col.chunks:
+            if pa.types.is_dictionary(chunk.type):  # (the ids a row group uses: its distinct indices)
+                found.append(chunk.dictionary.take(pc.unique(chunk.indices)))
+            else:
+                found.append(pc.unique(chunk.cast(pa.string()) if chunk.type != pa.string() else chunk))
+    ids = pc.unique(pa.chunked_array(found, pa.string())) if found else pa.array([], pa.string())
+    n = len(ids)
+    return _table(pa.array([QRELS_ID] * n, pa.int32()), ids, pa.array([task] * n, pa.int32()),
+                  pa.nulls(n, pa.float64()), pa.nulls(n, pa.string()), pa.nulls(n, pa.float64()))
 
 
 def _task_function(run: ScanInput, qrels: ScanInput, run_tasks: list[Any], qrels_tasks: list[Any], fn: Any,
@@ -374,7 +438,7 @@ def _task_function(run: ScanInput, qrels: ScanInput, run_tasks: list[Any], qrels
                     if i < len(run_tasks):
                         out = run_task(i, run, qrels, run_tasks[i], fn, defer, labels, negative)
                     else:
-                        out = qrels_task(i, qrels, qrels_tasks[i - len(run_tasks)], labels, negative)
+                        out = qrels_task(i, qrels, qrels_tasks[i - len(run_tasks)])
                 except (RanklensError, OSError, ValueError, TypeError) as e:  # (pyarrow's errors are these)
                     out = _refuse(f"task {i}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 yield from out.to_batches()
@@ -396,7 +460,6 @@ class Outcome:
     tasks: int
     deferred_queries: int
     second_scan: bool
-    reason: str = ""
 
 
 def scan_evaluate(
@@ -441,17 +504,15 @@ def scan_evaluate(
     run_ids = pc.unique(ids.column("query_id"))
     qids = table.filter(pa.array(kinds == QRELS_ID))
     qrels_only = pc.unique(qids.column("query_id").filter(pc.invert(pc.is_in(qids.column("query_id"), value_set=run_ids))))
-    if len(qrels_only):  # (their duplicates: within a qrels task checked there; across tasks only at its ends)
-        across = qids.filter(pc.is_in(qids.column("query_id"), value_set=qrels_only))
-        c = across.group_by("query_id").aggregate([("measure", "count"), ("label", "min")])
-        if pc.any(pc.and_(pc.greater(c.column("measure_count"), 1), pc.equal(c.column("label_min"), 0.0))).as_py():
+    zq = None
+    if len(qrels_only):  # (their rows, read here: checked as the run tasks check theirs)
+        from ranklens.spark.worker import duplicate_rows
+
+        zq = qrels_for(qrels, qrels_only).select(["query_id", "doc_id", "relevance"])
+        why = check_table(zq, "relevance", labels, policy.negative) or ("a duplicated pair" if duplicate_rows(zq, 1) else None)
+        if why:
             out.unpersist()
-            raise Fallback("the qrels are not grouped by query")
-        edges = table.filter(pa.array(kinds == QRELS_EDGE))
-        edges = edges.filter(pc.is_in(edges.column("query_id"), value_set=qrels_only))
-        if edges.num_rows != edges.select(["query_id", "doc_id"]).group_by(["query_id", "doc_id"]).aggregate([]).num_rows:
-            out.unpersist()
-            raise Fallback("a duplicated pair in the qrels")
+            raise Fallback(f"refused by the scan ({qrels.path}: {why}): the shuffle plan words it")
     # the deferred queries, evaluated together: their run rows in file order, their qrels rows from one task each
     held = table.filter(pa.array(kinds == DEFERRED_RUN))
     judged = table.filter(pa.array(kinds == DEFERRED_QRELS))
@@ -463,8 +524,8 @@ def scan_evaluate(
     r = pa.table({"query_id": held.column("query_id"), "doc_id": held.column("doc_id"), "score": held.column("value")})
     q = pa.table({"query_id": judged.column("query_id"), "doc_id": judged.column("doc_id"),
                   "relevance": judged.column("label").cast(pa.type_for_alias(qrels.label_type))})
-    if policy.missing == "zero" and len(qrels_only):
-        q = pa.concat_tables([q, qrels_for(qrels, qrels_only).select(["query_id", "doc_id", "relevance"])])
+    if policy.missing == "zero" and zq is not None:
+        q = pa.concat_tables([q, zq])
     repaired = fn(r, q) if r.num_rows or q.num_rows else None
     if repaired is not None:
         rk = repaired.column("kind").to_numpy(zero_copy_only=False)
