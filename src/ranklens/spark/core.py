@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -21,7 +19,6 @@ from ranklens.errors import (
     DuplicateError,
     FormatError,
     InputError,
-    MissingDependencyError,
     Note,
     QuerySetError,
     warn_notes,
@@ -29,17 +26,15 @@ from ranklens.errors import (
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
+from ranklens.spark.rows import STATS, collect_arrow
+from ranklens.spark.rows import rows_out as _rows_out
+from ranklens.spark.runtime import pandas_checks_quiet, require_pyspark
 
 __all__ = ["SparkEvaluation", "evaluate"]
 
 PATHS = ("arrow", "sql")
 RUN_ROLES = ("query_id", "doc_id", "score")
 QRELS_ROLES = ("query_id", "doc_id", "relevance")
-#: the counts every path reports per evaluation (the AlignReport's, plus the query counts of both inputs)
-STATS = (
-    "run_only_queries", "run_only_rows", "qrels_only_queries", "truncated_rows", "removed_unjudged_rows",
-    "qrels_queries", "run_queries",
-)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -89,27 +84,6 @@ class SparkEvaluation:
     def unpersist(self) -> None:
         if self._persisted is not None:
             self._persisted.unpersist()
-
-
-@contextlib.contextmanager
-def pandas_checks_quiet() -> Iterator[None]:
-    """pyspark's checks of the pandas version, quiet: 3.5 compares versions with distutils' LooseVersion (a
-    DeprecationWarning), 4.x warns that it does not fully support pandas 3 (a FutureWarning on every pandas
-    call; what ranklens uses of it is tested on pandas 3: tests/spark). The one line of an error and the
-    byte-for-byte output of ``--engine spark`` stay free of them."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
-        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
-        yield
-
-
-def require_pyspark() -> Any:
-    """The pyspark module, or :class:`MissingDependencyError` with the install hint."""
-    try:
-        import pyspark
-    except ImportError:
-        raise MissingDependencyError("pyspark", "spark", "the Spark engine") from None
-    return pyspark
 
 
 def evaluate(
@@ -528,9 +502,9 @@ def evaluate_scan(
         kinds = got.repaired.column("kind").to_numpy(zero_copy_only=False)
         extra = got.repaired.filter(pa.array(kinds == 0)).select(["query_id", "measure", "value"])
         if extra.num_rows:
-            from ranklens.spark.files import _frame
+            from ranklens.spark.runtime import arrow_frame
 
-            more = _frame(spark, extra).select("query_id", label.alias("measure"), "value")
+            more = arrow_frame(spark, extra).select("query_id", label.alias("measure"), "value")
             per_query = per_query.unionByName(more)
     counts = {"tasks": got.tasks, "deferred_queries": got.deferred_queries, "scans": 2 if got.second_scan else 1}
     return per_query, qids, values, stats, got.persisted, merged, system, counts
@@ -787,10 +761,6 @@ def _pair_key(q: Any, d: Any) -> tuple[bytes, bytes]:
 #: the row kind saying which backend evaluated a bucket (counted on the driver: the ``RANKLENS_DEBUG`` note)
 BACKEND_ROW = 8
 
-#: the columns of the rows a bucket sends back
-ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
-
-
 def _bucket_function(
     measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
     plan: Mapping[int, Any] | None = None, specs: tuple[tuple[float, ...], ...] | None = None,
@@ -827,18 +797,6 @@ def _bucket_function(
     return evaluate_group
 
 
-#: the Arrow types of :data:`ROW_COLUMNS`
-ROW_TYPES = ("int32", "string", "int32", "float64", "string", "float64")
-
-
-def _rows_out(rows: list[tuple]) -> Any:
-    """A bucket's rows as an Arrow table of the result schema."""
-    import pyarrow as pa
-
-    cols = list(zip(*rows)) if rows else [()] * 6
-    return pa.table([pa.array(list(c), t) for c, t in zip(cols, ROW_TYPES)], names=ROW_COLUMNS)
-
-
 def _partition_function(fn: Any) -> Any:
     """``fn`` as ``mapInArrow`` calls it on one partition (whole queries of both inputs, the qrels rows
     flagged ``_qrels``): the batches read whole, split into the run and the qrels, the rows given back as
@@ -861,19 +819,6 @@ def _partition_function(fn: Any) -> Any:
         yield from fn(run_t, qrels_t).to_batches()
 
     return evaluate_partition
-
-
-def collect_arrow(df: Any) -> Any:
-    """The rows of the buckets' result DataFrame as one Arrow table: no Row object per row (``toArrow`` on
-    pyspark 4, classic and Connect; Spark's Arrow collection on 3.5)."""
-    import pyarrow as pa
-
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in zip(ROW_COLUMNS, ROW_TYPES)])
-    if hasattr(df, "_collect_as_arrow"):  # (pyspark 3.5, classic)
-        return pa.Table.from_batches(df._collect_as_arrow(), schema=schema)
-    return pa.Table.from_pylist([row.asDict() for row in df.collect()], schema=schema)
 
 
 class _GlobalTopEvaluator(Evaluator):

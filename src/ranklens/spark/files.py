@@ -20,6 +20,7 @@ from typing import Any
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
+from ranklens.spark.runtime import arrow_frame as _frame
 from ranklens.spark.runtime import check_master, session, spark_errors
 
 __all__ = ["PLAN", "evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session", "spark_reads"]
@@ -90,35 +91,6 @@ def _spark_parquet(spark: Any, path: str, fmt: str | None, what: str) -> Any:
         )
     with spark_errors(path, spark):
         return spark.read.parquet(path)
-
-
-def _frame(spark: Any, table: Any) -> Any:
-    """A DataFrame of an Arrow table (pyspark 4 takes the table; 3.5 takes it through pandas)."""
-    import pyarrow as pa
-
-    schema = ", ".join(
-        f"{f.name} {'string' if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) else 'int' if pa.types.is_int32(f.type) else 'double'}"
-        for f in table.schema
-    )
-    import pyspark
-
-    from ranklens.spark.core import pandas_checks_quiet
-
-    if int(pyspark.__version__.split(".")[0]) >= 4:
-        with pandas_checks_quiet():
-            return spark.createDataFrame(table, schema=schema)
-    import warnings
-
-    with warnings.catch_warnings():  # pyspark 3.5 calls pandas and distutils functions that warn of their removal
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        import pandas as pd  # (numpy columns: pyspark 3.5's Arrow conversion does not take pandas 3's string dtype)
-
-        frame = pd.DataFrame({
-            c: pd.Series(a.to_numpy(zero_copy_only=False), dtype=object if a.type in (pa.string(), pa.large_string()) else None)
-            for c, a in zip(table.column_names, table.columns)
-        })
-        return spark.createDataFrame(frame, schema=schema)
 
 
 def read_qrels_df(spark: Any, path: str, policy: EvalPolicy) -> Input:

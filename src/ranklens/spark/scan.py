@@ -345,7 +345,7 @@ def _id_rows(kind: int, task: int, ids: Any, deferred: set[str]) -> Any:
 def _table(kind: Any, query: Any, measure: Any, value: Any, doc: Any, label: Any) -> Any:
     import pyarrow as pa
 
-    from ranklens.spark.core import ROW_COLUMNS
+    from ranklens.spark.rows import ROW_COLUMNS
 
     return pa.table([kind, query, measure, value, doc, label], names=ROW_COLUMNS)
 
@@ -362,9 +362,9 @@ def _rows_of(kind: int, task: int, t: Any, value: str | None, label: str | None)
 
 
 def _refuse(reason: str) -> Any:
-    from ranklens.spark.core import _rows_out
+    from ranklens.spark.rows import rows_out
 
-    return _rows_out([(REFUSE, reason, 0, 0.0, None, None)])
+    return rows_out([(REFUSE, reason, 0, 0.0, None, None)])
 
 
 def run_task(
@@ -469,7 +469,8 @@ def scan_evaluate(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ranklens.spark.core import collect_arrow, pandas_checks_quiet
+    from ranklens.spark.rows import collect_arrow
+    from ranklens.spark.runtime import pandas_checks_quiet
 
     run_tasks = run.tasks(max(2 * cores, -(-run.rows // 1_500_000)))
     qrels_tasks = qrels.tasks(max(1, cores))
@@ -533,10 +534,10 @@ def scan_evaluate(
             out.unpersist()
             raise Fallback("an error or a duplicate in the deferred queries: the shuffle plan words it")
     if policy.missing != "zero" and len(qrels_only):  # counted as a bucket holding them alone would count them
-        from ranklens.spark.core import STATS, _rows_out
+        from ranklens.spark.rows import STATS, rows_out
 
         extra = [(1, None, STATS.index(s), float(len(qrels_only)), None, None) for s in ("qrels_only_queries", "qrels_queries")]
-        repaired = _rows_out(extra) if repaired is None else pa.concat_tables([repaired, _rows_out(extra)])
+        repaired = rows_out(extra) if repaired is None else pa.concat_tables([repaired, rows_out(extra)])
     return Outcome(table, out, repaired, len(run_tasks) + len(qrels_tasks), int(pc.count_distinct(r.column("query_id")).as_py()),
                    bool(defer))
 
