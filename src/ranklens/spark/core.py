@@ -43,7 +43,8 @@ class SparkEvaluation:
 
     Attributes:
         per_query: a Spark DataFrame ``query_id, measure, value`` (one row per evaluated query and measure;
-            ``measure`` is the canonical name); persisted: :meth:`unpersist` frees it.
+            ``measure`` is the canonical name); persisted: :meth:`unpersist` frees it (the scan plan's is made
+            from the driver's values when first used).
         results: the driver-side :class:`~ranklens.results.core.Results` (aggregates, notes, options),
             identical to the in-memory engine's.
         path: ``"arrow"`` or ``"sql"``.
@@ -486,28 +487,26 @@ def evaluate_scan(
         cores = int(spark.conf.get("spark.sql.shuffle.partitions"))
     got = scan.scan_evaluate(spark, run, qrels, fn, policy, policy.labels or "int", cores)
     table = got.table if got.repaired is None else pa.concat_tables([got.table, got.repaired])
-    try:
-        qids, values, stats, merged, system = gather_rows(table, probe, plan, specs, sources)
-    except Exception:
-        got.persisted.unpersist()
-        raise
+    qids, values, stats, merged, system = gather_rows(table, probe, plan, specs, sources)
     if os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
         sys.stderr.write(
             f"ranklens: debug: spark scan plan: {got.tasks} tasks, {got.deferred_queries} deferred queries evaluated "
             f"on the driver{', a second scan (the run is not grouped by query)' if got.second_scan else ''}\n"
         )
+    # the per-query DataFrame, made from the driver's values when first used (the tasks' rows are not kept
+    # in Spark: they came back once, as Arrow)
+    kinds = table.column("kind").to_numpy(zero_copy_only=False)
+    long = table.filter(pa.array(kinds == 0)).select(["query_id", "measure", "value"])
     label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
-    per_query = got.persisted.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
-    if got.repaired is not None:
-        kinds = got.repaired.column("kind").to_numpy(zero_copy_only=False)
-        extra = got.repaired.filter(pa.array(kinds == 0)).select(["query_id", "measure", "value"])
-        if extra.num_rows:
-            from ranklens.spark.runtime import arrow_frame
 
-            more = arrow_frame(spark, extra).select("query_id", label.alias("measure"), "value")
-            per_query = per_query.unionByName(more)
+    def frame() -> Any:
+        from ranklens.spark.runtime import arrow_frame
+
+        return arrow_frame(spark, long).select("query_id", label.alias("measure"), "value")
+
+    per_query = _Later(frame)
     counts = {"tasks": got.tasks, "deferred_queries": got.deferred_queries, "scans": 2 if got.second_scan else 1}
-    return per_query, qids, values, stats, got.persisted, merged, system, counts
+    return per_query, qids, values, stats, None, merged, system, counts
 
 
 def bucket_setup(spark: Any, probe: Evaluator, policy: EvalPolicy) -> tuple[EvalPolicy, Any, dict[int, Any], Any]:

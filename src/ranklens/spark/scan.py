@@ -441,9 +441,40 @@ def _task_function(run: ScanInput, qrels: ScanInput, run_tasks: list[Any], qrels
                         out = qrels_task(i, qrels, qrels_tasks[i - len(run_tasks)])
                 except (RanklensError, OSError, ValueError, TypeError) as e:  # (pyarrow's errors are these)
                     out = _refuse(f"task {i}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-                yield from out.to_batches()
+                yield _blob(out)
 
     return scan_partition
+
+
+def _blob(table: Any) -> Any:
+    """A task's rows as one row of one binary column: their Arrow IPC stream. Spark carries a few large values
+    instead of converting every row to its own row format and back (the JVM's CPU and the driver's wait)."""
+    import numpy as np
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    data = sink.getvalue()
+    offsets = pa.py_buffer(np.array([0, data.size], dtype=np.int32).tobytes())
+    return pa.record_batch([pa.Array.from_buffers(pa.binary(), 1, [None, offsets, data])], names=["rows"])
+
+
+def collect_blobs(df: Any) -> Any:
+    """The tasks' rows (:func:`_blob`) collected and decoded into one Arrow table of :data:`ROW_COLUMNS`."""
+    import pyarrow as pa
+
+    from ranklens.spark.rows import ROW_COLUMNS, ROW_TYPES, rows_out
+
+    if hasattr(df, "toArrow"):
+        blobs = df.toArrow().column("rows").to_pylist()
+    elif hasattr(df, "_collect_as_arrow"):  # (pyspark 3.5, classic)
+        blobs = [b for batch in df._collect_as_arrow() for b in batch.column(0).to_pylist()]
+    else:
+        blobs = [row[0] for row in df.collect()]
+    schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in zip(ROW_COLUMNS, ROW_TYPES)])
+    tables = [pa.ipc.open_stream(pa.py_buffer(b)).read_all().cast(schema) for b in blobs]
+    return pa.concat_tables(tables) if tables else rows_out([])
 
 
 # ── on the driver ───────────────────────────────────────────────────────────────────────────────────────
@@ -451,11 +482,10 @@ def _task_function(run: ScanInput, qrels: ScanInput, run_tasks: list[Any], qrels
 
 @dataclasses.dataclass
 class Outcome:
-    """What the scan found: the rows of the buckets and of the driver's repair (the shuffle plan's row kinds),
-    the persisted DataFrame of the tasks' rows, and counts for the debug line."""
+    """What the scan found: the rows of the tasks and of the driver's repair (the shuffle plan's row kinds), and
+    counts for the debug line."""
 
     table: Any
-    persisted: Any
     repaired: Any
     tasks: int
     deferred_queries: int
@@ -469,26 +499,23 @@ def scan_evaluate(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ranklens.spark.rows import collect_arrow
     from ranklens.spark.runtime import pandas_checks_quiet
 
     run_tasks = run.tasks(max(2 * cores, -(-run.rows // 1_500_000)))
     qrels_tasks = qrels.tasks(max(1, cores))
-    schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
+    schema = "rows binary"
     defer: frozenset[str] = frozenset()
     for attempt in (0, 1):
         n = len(run_tasks) + len(qrels_tasks)
         f = _task_function(run, qrels, run_tasks, qrels_tasks, fn, defer, labels, policy.negative)
         with pandas_checks_quiet():
-            out = spark.range(0, n, 1, n).mapInArrow(f, schema).persist()
-            table = collect_arrow(out)
+            out = spark.range(0, n, 1, n).mapInArrow(f, schema)  # (not persisted: the rows come back once)
+            table = collect_blobs(out)
         kinds = table.column("kind").to_numpy(zero_copy_only=False)
         refused = table.filter(pa.array(kinds == REFUSE))
         if refused.num_rows:
-            out.unpersist()
             raise Fallback(f"refused by the scan ({refused.column('query_id')[0].as_py()}): the shuffle plan words it")
         if ((kinds == 2) | (kinds == 7)).any():
-            out.unpersist()
             raise Fallback("an error or a duplicate in a task: the shuffle plan words it")
         ids = table.filter(pa.array(kinds == RUN_ID))
         # a query some task evaluated (not deferred there) that another task also holds: not grouped by query
@@ -497,7 +524,6 @@ def scan_evaluate(
                                        pc.equal(counted.column("label_min"), 0.0)))
         if not split.num_rows:
             break
-        out.unpersist()
         if attempt or split.num_rows > REPAIR_LIMIT:
             raise Fallback(f"the run is not grouped by query ({split.num_rows} queries in several row groups)")
         defer = frozenset(split.column("query_id").to_pylist())
@@ -512,7 +538,6 @@ def scan_evaluate(
         zq = qrels_for(qrels, qrels_only).select(["query_id", "doc_id", "relevance"])
         why = check_table(zq, "relevance", labels, policy.negative) or ("a duplicated pair" if duplicate_rows(zq, 1) else None)
         if why:
-            out.unpersist()
             raise Fallback(f"refused by the scan ({qrels.path}: {why}): the shuffle plan words it")
     # the deferred queries, evaluated together: their run rows in file order, their qrels rows from one task each
     held = table.filter(pa.array(kinds == DEFERRED_RUN))
@@ -531,14 +556,13 @@ def scan_evaluate(
     if repaired is not None:
         rk = repaired.column("kind").to_numpy(zero_copy_only=False)
         if ((rk == 2) | (rk == 7)).any():
-            out.unpersist()
             raise Fallback("an error or a duplicate in the deferred queries: the shuffle plan words it")
     if policy.missing != "zero" and len(qrels_only):  # counted as a bucket holding them alone would count them
         from ranklens.spark.rows import STATS, rows_out
 
         extra = [(1, None, STATS.index(s), float(len(qrels_only)), None, None) for s in ("qrels_only_queries", "qrels_queries")]
         repaired = rows_out(extra) if repaired is None else pa.concat_tables([repaired, rows_out(extra)])
-    return Outcome(table, out, repaired, len(run_tasks) + len(qrels_tasks), int(pc.count_distinct(r.column("query_id")).as_py()),
+    return Outcome(table, repaired, len(run_tasks) + len(qrels_tasks), int(pc.count_distinct(r.column("query_id")).as_py()),
                    bool(defer))
 
 
