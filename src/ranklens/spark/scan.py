@@ -181,8 +181,8 @@ def plan_input(path: str, columns: Mapping[str, str] | None, roles: tuple[str, s
             ok = stats is not None and stats.has_min_max and typed[0] == "string"
             row_bounds.append((stats.min, stats.max) if ok else None)  # type: ignore[union-attr]
         bounds.append(tuple(row_bounds))
-    if not files:
-        raise Fallback(f"{path}: no Parquet file")
+    if not files or not any(sum(g) for g in groups):  # (an empty input: the shuffle plan's reader says it)
+        raise Fallback(f"{path}: no rows")
     if len(types) != 1:
         raise Fallback(f"{path}: the files' column types differ")
     typed = types.pop()
