@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -97,8 +98,6 @@ class ScanInput:
 
 def is_parquet_path(value: Any) -> bool:
     """Whether ``value`` is a path (a string or ``os.PathLike``) rather than a DataFrame."""
-    import os
-
     return isinstance(value, (str, os.PathLike))
 
 
@@ -120,7 +119,8 @@ def _files(fs: Any, root: str, path: str) -> list[str]:
     if not _URI.match(path):
         from ranklens.data.datasets import dataset_files, is_dataset
 
-        return dataset_files(path) if is_dataset(path) else [path]
+        # (absolute: a worker's working directory is not the driver's)
+        return [os.path.abspath(f) for f in (dataset_files(path) if is_dataset(path) else [path])]
     info = fs.get_file_info(root)
     if info.type == pafs.FileType.File:
         return [root]
