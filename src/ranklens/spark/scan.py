@@ -79,7 +79,11 @@ class ScanInput:
         return sum(sum(g) for g in self.groups)
 
     def tasks(self, n: int) -> list[tuple[tuple[int, int], ...]]:
-        """Consecutive ``(file, row group)`` pieces in about ``n`` tasks of similar row counts, in file order."""
+        """Consecutive ``(file, row group)`` pieces in about ``n`` tasks of similar row counts, in file order.
+
+        >>> ScanInput("r", None, ("a", "b"), ("q", "d", "s"), ((4, 4, 4), (4,)), ((None,) * 3, (None,))).tasks(2)
+        [((0, 0), (0, 1)), ((0, 2), (1, 0))]
+        """
         target = max(1, -(-self.rows // max(1, n)))
         out: list[tuple[tuple[int, int], ...]] = []
         current: list[tuple[int, int]] = []
@@ -97,7 +101,11 @@ class ScanInput:
 
 
 def is_parquet_path(value: Any) -> bool:
-    """Whether ``value`` is a path (a string or ``os.PathLike``) rather than a DataFrame."""
+    """Whether ``value`` is a path (a string or ``os.PathLike``) rather than a DataFrame.
+
+    >>> is_parquet_path("runs/bm25/"), is_parquet_path(object())
+    (True, False)
+    """
     return isinstance(value, (str, os.PathLike))
 
 
@@ -141,7 +149,15 @@ _INT_LABEL_TYPES = ("int8", "int16", "int32", "int64")
 
 
 def plan_input(path: str, columns: Mapping[str, str] | None, roles: tuple[str, str, str], labels: str = "int") -> ScanInput:
-    """The :class:`ScanInput` of the Parquet input ``path`` (metadata only), or :class:`Fallback`."""
+    """The :class:`ScanInput` of the Parquet input ``path`` (metadata only), or :class:`Fallback`.
+
+    >>> import os, tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.parquet")
+    >>> pq.write_table(pa.table({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 2.0]}), path, row_group_size=1)
+    >>> got = plan_input(path, None, ("query_id", "doc_id", "score"))
+    >>> got.groups, got.bounds
+    (((1, 1),), ((('q1', 'q1'), ('q2', 'q2')),))
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -232,7 +248,12 @@ def _as_roles(t: Any, roles: tuple[str, str, str]) -> Any:
 
 
 def check_table(t: Any, value: str, labels: str, negative: str) -> str | None:
-    """Why the shuffle plan must word a refusal of these rows (validate_frames' checks), or None."""
+    """Why the shuffle plan must word a refusal of these rows (validate_frames' checks), or None.
+
+    >>> import pyarrow as pa
+    >>> check_table(pa.table({"query_id": ["q1", ""], "doc_id": ["a", "b"], "score": [1.0, 2.0]}), "score", "int", "trec")
+    'an empty query_id'
+    """
     import numpy as np
     import pyarrow.compute as pc
 
