@@ -68,7 +68,7 @@ $(SPARK35)/.done: $(VENV)/.test
 
 test-spark35: $(SPARK35)/.done
 	PYTHONPATH=$(SPARK35) RANKLENS_EXPECT_PYSPARK=3.5 $(PY) -m pytest -q -p no:cacheprovider \
-		tests/spark/test_parity.py tests/spark/test_worker.py tests/spark/test_sql_text.py
+		tests/spark/test_parity.py tests/spark/test_scan.py tests/spark/test_worker.py tests/spark/test_sql_text.py
 
 # ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) and mypy on the package; .ci/run runs it
 lint: venv-test

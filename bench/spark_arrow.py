@@ -121,6 +121,26 @@ def child(kind: str, master: str, run_path: str, qrels_path: str, partitions: in
         ev = RankingEvaluator(predictionCol="prediction", labelCol="label", metricName="ndcgAtK", k=10)
         return float(ev.evaluate(data))
 
+    def ranklens_scan(run: str, qrels: str) -> float:
+        ev = evaluate(run, qrels, ["nDCG@10"], path="arrow", plan="scan", warn=False, spark=spark)
+        ev.unpersist()
+        assert ev.plan == "scan", ev.plan_note
+        return ev["nDCG@10"]
+
+    if kind == "ranklens-scan":  # (the warm-up on the first 1,000 rows of each file, as Parquet files)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        small = tempfile.mkdtemp(prefix="ranklens-scan-warm-")
+        for src, name in ((run_path, "run"), (qrels_path, "qrels")):
+            first = next(pq.ParquetFile(src).iter_batches(batch_size=1000))
+            pq.write_table(pa.Table.from_batches([first]), os.path.join(small, f"{name}.parquet"))
+        ranklens_scan(os.path.join(small, "run.parquet"), os.path.join(small, "qrels.parquet"))
+        t, c = time.perf_counter(), tree_cpu()
+        value = ranklens_scan(run_path, qrels_path)
+        sec, cpu = time.perf_counter() - t, tree_cpu() - c
+        spark.stop()
+        return {"start": start, "seconds": sec, "cpu": cpu, "value": value}
     fn = ranklens_ndcg if kind == "ranklens" else spark_ml_ndcg
     fn(spark.read.parquet(run_path).limit(1000), spark.read.parquet(qrels_path).limit(1000))  # warm-up
     t, c = time.perf_counter(), tree_cpu()
@@ -137,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions (the Arrow path's buckets)")
     ap.add_argument("--before", default="", help="the source tree of 'before' (e.g. /work/main/src); empty: skipped")
     ap.add_argument("--driver-memory", default="3g", help="spark.driver.memory of every child (local mode: the executors' too)")
-    ap.add_argument("--only", default="", help="comma-separated contenders to run: before,reference,after1,after2,ml1,ml2 (default all)")
+    ap.add_argument("--only", default="", help="comma-separated contenders to run: before,reference,after1,after2,scan1,scan2,ml1,ml2 (default all)")
     ap.add_argument("--data", default="", help="a directory holding run.parquet and qrels.parquet (kept); default: generated, deleted")
     ap.add_argument("--child", nargs=4, metavar=("KIND", "MASTER", "RUN", "QRELS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -152,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
     contenders = [("before", "ranklens Arrow path, before", "ranklens", "local[2]", args.before),
                   ("reference", "ranklens Arrow path, after, reference engine in the workers", "ranklens", "local[2]", SRC),
                   ("after1", "ranklens Arrow path, after", "ranklens", "local[1]", SRC),
+                  ("scan1", "ranklens Arrow path, scan plan", "ranklens-scan", "local[1]", SRC),
+                  ("scan2", "ranklens Arrow path, scan plan", "ranklens-scan", "local[2]", SRC),
                   ("after2", "ranklens Arrow path, after", "ranklens", "local[2]", SRC),
                   ("ml1", "Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[1]", SRC),
                   ("ml2", "Spark RankingEvaluator (ndcgAtK)", "spark-ml", "local[2]", SRC)]
@@ -197,6 +219,10 @@ def main(argv: list[str] | None = None) -> None:
     ratio("after vs RankingEvaluator (local[2]), faster by", ("ml", "local[2]"), ("after", "local[2]"))
     ratio("after vs RankingEvaluator (local[1]), faster by", ("ml", "local[1]"), ("after", "local[1]"))
     ratio("scaling local[1] -> local[2], after", ("after", "local[1]"), ("after", "local[2]"))
+    ratio("scan plan vs shuffle plan (local[2]), faster by", ("after", "local[2]"), ("scan plan", "local[2]"))
+    ratio("scan plan vs RankingEvaluator (local[2]), faster by", ("ml", "local[2]"), ("scan plan", "local[2]"))
+    ratio("scan plan vs RankingEvaluator (local[1]), faster by", ("ml", "local[1]"), ("scan plan", "local[1]"))
+    ratio("scaling local[1] -> local[2], scan plan", ("scan plan", "local[1]"), ("scan plan", "local[2]"))
     ratio("scaling local[1] -> local[2], RankingEvaluator", ("ml", "local[1]"), ("ml", "local[2]"))
 
 

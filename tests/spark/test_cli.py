@@ -33,7 +33,29 @@ def test_tsv_byte_for_byte_on_trec_and_parquet(spark, tmp_path):
     pq.write_table(pa.table({"query_id": [r[0] for r in judged], "doc_id": [r[2] for r in judged],
                              "relevance": [int(r[3]) for r in judged]}), tmp_path / "qrels.parquet")
     pargs = [str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), *ARGS]
-    assert _out(*pargs, "--engine", "spark") == _out(*pargs)
+    memory = _out(*pargs)
+    for plan in ("auto", "scan", "shuffle"):  # (auto: these columns are the roles' names, so the scan plan)
+        assert _out(*pargs, "--engine", "spark", "--spark-plan", plan) == memory
+    wrong = CliRunner().invoke(cli, ["eval", *pargs, "--spark-plan", "scan"])
+    assert wrong.exit_code == 2 and "use it with --engine spark" in wrong.stderr
+
+
+def test_the_command_line_scans_plain_parquet_and_says_so(spark, tmp_path, monkeypatch):
+    """``--spark-plan auto`` reads a Parquet file with the role columns by the scan plan (``RANKLENS_DEBUG``
+    says it), ``shuffle`` never; the per-query output is the in-memory engine's either way."""
+    rows = [line.split() for line in RUN.splitlines()]
+    pq.write_table(pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
+                             "score": [float(r[4]) for r in rows]}), tmp_path / "run.parquet", row_group_size=2)
+    judged = [line.split() for line in QRELS.splitlines()]
+    pq.write_table(pa.table({"query_id": [r[0] for r in judged], "doc_id": [r[2] for r in judged],
+                             "relevance": [int(r[3]) for r in judged]}), tmp_path / "qrels.parquet", row_group_size=2)
+    pargs = [str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), *ARGS]
+    monkeypatch.setenv("RANKLENS_DEBUG", "1")
+    memory = CliRunner().invoke(cli, ["eval", *pargs])
+    for plan, scanned in (("auto", True), ("shuffle", False)):
+        got = CliRunner().invoke(cli, ["eval", *pargs, "--engine", "spark", "--spark-plan", plan])
+        assert got.exit_code == 0 and got.stdout == memory.stdout
+        assert ("spark scan plan:" in got.stderr) is scanned, got.stderr
 
 
 def test_without_pyspark_one_line_hint(monkeypatch, tmp_path):

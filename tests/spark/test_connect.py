@@ -55,6 +55,19 @@ for measures in (spec["measures"][:2], spec["measures"]):
         "notes": list(ev.results.notes), "per_query": per_query,
     }
     ev.unpersist()
+import pyarrow as pa, pyarrow.parquet as pq
+for name, rows, value in (("run", spec["run"], "score"), ("qrels", spec["qrels"], "relevance")):
+    cols = list(zip(*rows))
+    kind = pa.float64() if value == "score" else pa.int32()
+    pq.write_table(pa.table({"query_id": list(cols[0]), "doc_id": list(cols[1]), value: pa.array(list(cols[2]), kind)}),
+                   f"{name}.parquet", row_group_size=4)
+for measures in (spec["measures"][:2], spec["measures"]):  # the scan plan: the server's workers read the files
+    ev = evaluate("run.parquet", "qrels.parquet", measures, plan="scan", warn=False, spark=spark)
+    per_query = sorted(tuple(r) for r in ev.per_query.collect())
+    out["scan:" + ",".join(measures)] = {
+        "plan": ev.plan, "query_ids": list(ev.results.query_ids), "values": ev.results.values.tolist(),
+        "notes": list(ev.results.notes), "per_query": per_query,
+    }
 spark.stop()
 print("RESULT " + json.dumps(out))
 """
@@ -98,12 +111,15 @@ def test_arrow_path_through_a_spark_connect_session(tmp_path):
     assert got["connect"] is True  # (a Connect client, not a classic session)
     # the Connect server's workers ran the compiled pass for nDCG/AP alone (a bucket holding only a qrels-only
     # query goes to the reference engine), the reference engine with ERR (no debug line then)
-    assert len(re.findall(r"the compiled pass evaluated [1-9] of [1-9]", proc.stderr)) == 1, proc.stderr[-2000:]
-    for measures in (MEASURES[:2], MEASURES):
+    # (once by the shuffle plan, once by the scan plan: ERR@5 has no compiled pass either way)
+    assert len(re.findall(r"the compiled pass evaluated [1-9] of [1-9]", proc.stderr)) == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("spark scan plan:") == 2, proc.stderr[-2000:]
+    for key, measures in ((k + ",".join(m), m) for k in ("", "scan:") for m in (MEASURES[:2], MEASURES)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ref = ranklens.Evaluator(measures, QRELS)(RUN)
-        mine = got[",".join(measures)]
+        mine = got[key]
+        assert mine.get("plan", "scan") == "scan"
         assert mine["query_ids"] == list(ref.query_ids)
         np.testing.assert_allclose(np.array(mine["values"]), ref.values, rtol=0, atol=1e-12)
         assert mine["notes"] == list(ref.notes)

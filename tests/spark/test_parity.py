@@ -1,4 +1,6 @@
-"""Parity of ranklens.spark.evaluate (both paths) with the in-memory engine, at 1e-12 per query."""
+"""Parity of ranklens.spark.evaluate (both paths; the Arrow path's two plans) with the in-memory engine, at 1e-12
+per query. ``scan``: the inputs as Parquet files of 3-row row groups (queries straddle the scan's tasks), read
+by the Python workers (``plan="scan"``, :mod:`ranklens.spark.scan`); the test asserts the scan ran."""
 
 from __future__ import annotations
 
@@ -49,6 +51,39 @@ def _frames(spark, run, qrels, label_type="int"):
     return rdf, qdf
 
 
+def _rows(run, qrels):
+    return ([(q, d, float(s)) for q, ds in run.items() for d, s in ds.items()],
+            [(q, d, l) for q, ds in qrels.items() for d, l in ds.items()])
+
+
+def _parquet(tmp_path, run_rows, qrels_rows, label_type="int"):
+    """The rows as Parquet files of 3-row row groups: the paths."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = str(tmp_path / "run.parquet"), str(tmp_path / "qrels.parquet")
+    pq.write_table(pa.table({"query_id": pa.array([r[0] for r in run_rows], pa.string()),
+                             "doc_id": pa.array([r[1] for r in run_rows], pa.string()),
+                             "score": pa.array([r[2] for r in run_rows], pa.float64())}), paths[0], row_group_size=3)
+    pq.write_table(pa.table({"query_id": pa.array([r[0] for r in qrels_rows], pa.string()),
+                             "doc_id": pa.array([r[1] for r in qrels_rows], pa.string()),
+                             "relevance": pa.array([r[2] for r in qrels_rows], pa.int32() if label_type == "int" else pa.float64())}),
+             paths[1], row_group_size=3)
+    return paths
+
+
+def _inputs(spark, tmp_path, path, run, qrels, label_type="int"):
+    """``(run, qrels, keyword arguments)`` of ``evaluate`` for ``path`` ("arrow", "sql" or "scan")."""
+    if path == "scan":
+        return (*_parquet(tmp_path, *_rows(run, qrels), label_type), {"path": "arrow", "plan": "scan"})
+    return (*_frames(spark, run, qrels, label_type), {"path": path})
+
+
+def _scanned(ev, path):
+    assert ev.plan == ("scan" if path == "scan" else "sql" if path == "sql" else "shuffle"), ev.plan_note
+    return ev
+
+
 def _reference(qrels, run, measures, policy):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -71,44 +106,64 @@ def _check(ev, ref):
     ev.unpersist()
 
 
-@pytest.mark.parametrize("path", ["arrow", "sql"])
+PATHS = ["arrow", "sql", "scan"]
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("policy", [EvalPolicy(), EvalPolicy(missing="zero", negative="zero", judged_only=True, max_docs=3)],
                          ids=["default", "zero-judged-maxdocs"])
-def test_parity_integer_labels(spark, path, policy):
+def test_parity_integer_labels(spark, tmp_path, path, policy):
     from ranklens.spark import evaluate
 
-    measures = SQL_MEASURES + (ARROW_ONLY if path == "arrow" else [])
-    rdf, qdf = _frames(spark, RUN, QRELS)
-    ev = evaluate(rdf, qdf, measures, policy=policy, path=path, warn=False)
+    measures = SQL_MEASURES + (ARROW_ONLY if path != "sql" else [])
+    run, qrels, kw = _inputs(spark, tmp_path, path, RUN, QRELS)
+    ev = _scanned(evaluate(run, qrels, measures, policy=policy, warn=False, **kw), path)
     _check(ev, _reference(QRELS, RUN, measures, policy))
     assert ev.results.run == "run"
 
 
-@pytest.mark.parametrize("path", ["arrow", "sql"])
-def test_parity_float_labels(spark, path):
+@pytest.mark.parametrize("path", PATHS)
+def test_parity_float_labels(spark, tmp_path, path):
     from ranklens.spark import evaluate
 
     policy = EvalPolicy(labels="float")
-    rdf, qdf = _frames(spark, FLOAT_RUN, FLOAT_QRELS, "double")
-    ev = evaluate(rdf, qdf, FLOAT_MEASURES, policy=policy, path=path, warn=False)
+    run, qrels, kw = _inputs(spark, tmp_path, path, FLOAT_RUN, FLOAT_QRELS, "double")
+    ev = _scanned(evaluate(run, qrels, FLOAT_MEASURES, policy=policy, warn=False, **kw), path)
     _check(ev, _reference(ranklens.Qrels.from_dict(FLOAT_QRELS, labels="float"), FLOAT_RUN, FLOAT_MEASURES, policy))
 
 
-@pytest.mark.parametrize("path", ["arrow", "sql"])
-def test_duplicates_are_rejected_with_the_key(spark, path):
+@pytest.mark.parametrize("path", PATHS)
+def test_duplicates_are_rejected_with_the_key(spark, tmp_path, path):
     from ranklens.spark import evaluate
 
-    rdf, qdf = _frames(spark, RUN, QRELS)
-    with pytest.raises(DuplicateError, match="document 'b' appears twice for query 'q1'"):
-        evaluate(rdf.union(rdf.filter("query_id = 'q1' and doc_id = 'b'")), qdf, ["AP"], path=path)
-    with pytest.raises(DuplicateError, match="document 'x' is judged twice for query 'q2'"):
-        evaluate(rdf, qdf.union(qdf.filter("doc_id = 'x'")), ["AP"], path=path)
+    run_rows, qrels_rows = _rows(RUN, QRELS)
+    twice_b = run_rows + [r for r in run_rows if r[:2] == ("q1", "b")]
+    twice_x = qrels_rows + [r for r in qrels_rows if r[1] == "x"]
+    for name, rr, qr, message in (("run", twice_b, qrels_rows, "document 'b' appears twice for query 'q1'"),
+                                  ("qrels", run_rows, twice_x, "document 'x' is judged twice for query 'q2'")):
+        if path == "scan":
+            (tmp_path / name).mkdir()
+            run, qrels = _parquet(tmp_path / name, rr, qr)
+            kw = {"path": "arrow", "plan": "scan"}
+        else:
+            run = spark.createDataFrame(rr, "query_id string, doc_id string, score double")
+            qrels = spark.createDataFrame(qr, "query_id string, doc_id string, relevance int")
+            kw = {"path": path}
+        with pytest.raises(DuplicateError, match=message):
+            evaluate(run, qrels, ["AP"], **kw)
 
 
-@pytest.mark.parametrize("path", ["arrow", "sql"])
-def test_empty_inputs_are_an_error_not_nan(spark, path):
+@pytest.mark.parametrize("path", PATHS)
+def test_empty_inputs_are_an_error_not_nan(spark, tmp_path, path):
     from ranklens.spark import evaluate
 
+    if path == "scan":
+        run_rows, qrels_rows = _rows(RUN, QRELS)
+        for name, rr, qr in (("no_run", [], qrels_rows), ("no_qrels", run_rows, [])):
+            (tmp_path / name).mkdir()
+            with pytest.raises(InputError, match="no query to evaluate"):
+                evaluate(*_parquet(tmp_path / name, rr, qr), ["nDCG@10"], plan="scan")
+        return
     rdf, qdf = _frames(spark, RUN, QRELS)
     with pytest.raises(InputError, match="no query to evaluate"):
         evaluate(rdf.limit(0), qdf, ["nDCG@10"], path=path)
@@ -116,13 +171,14 @@ def test_empty_inputs_are_an_error_not_nan(spark, path):
         evaluate(rdf, qdf.limit(0), ["nDCG@10"], path=path)
 
 
-def test_missing_error_names_the_queries(spark):
+@pytest.mark.parametrize("path", ["sql", "scan"])
+def test_missing_error_names_the_queries(spark, tmp_path, path):
     from ranklens.errors import QuerySetError
     from ranklens.spark import evaluate
 
-    rdf, qdf = _frames(spark, RUN, QRELS)
+    run, qrels, kw = _inputs(spark, tmp_path, path, RUN, QRELS)
     with pytest.raises(QuerySetError, match=r"1 qrels query not in the run .*\['q5'\]"):
-        evaluate(rdf, qdf, ["P@1"], policy=EvalPolicy(missing="error"), path="sql")
+        evaluate(run, qrels, ["P@1"], policy=EvalPolicy(missing="error"), **kw)
 
 
 def test_sql_path_names_the_arrow_path_for_other_measures(spark):
@@ -151,3 +207,33 @@ def test_column_maps_and_engine_errors_cross_the_workers(spark):
         evaluate(rdf, halves, ["nDCG@3"], path="arrow")
     with pytest.raises(FormatError, match="relevance label must be an integer"):
         evaluate(rdf, halves, ["nDCG@3"], path="sql")
+
+
+def test_column_maps_segments_and_refusals_on_the_scan_plan(spark, tmp_path):
+    """The scan plan reads the mapped columns; a label it does not read (a fraction) is refused by the shuffle
+    plan with the path in the message (the scan says why it did not evaluate)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ranklens.errors import FormatError
+    from ranklens.spark import evaluate
+
+    run_rows, qrels_rows = _rows(RUN, QRELS)
+    run_path, qrels_path = str(tmp_path / "run.parquet"), str(tmp_path / "qrels.parquet")
+    pq.write_table(pa.table({"user": [r[0] for r in run_rows], "item": [r[1] for r in run_rows],
+                             "s": [r[2] for r in run_rows]}), run_path, row_group_size=4)
+    pq.write_table(pa.table({"query_id": [r[0] for r in qrels_rows], "doc_id": [r[1] for r in qrels_rows],
+                             "relevance": pa.array([r[2] for r in qrels_rows], pa.int64())}), qrels_path, row_group_size=5)
+    policy = EvalPolicy(run_columns={"user": "query_id", "item": "doc_id", "s": "score"})
+    segments = {"q1": "long", "q2": "short", "q3": "short", "q4": "long"}
+    ev = _scanned(evaluate(run_path, qrels_path, ["nDCG@3", "AP"], policy=policy, warn=False, segments=segments), "scan")
+    ref = _reference(QRELS, RUN, ["nDCG@3", "AP"], EvalPolicy())
+    assert {s: r.aggregates for s, r in ev.by_segment().items()} == {s: r.aggregates for s, r in ref.by_segment(segments).items()}
+    _check(ev, ref)
+    halves = str(tmp_path / "halves.parquet")
+    pq.write_table(pa.table({"query_id": [r[0] for r in qrels_rows], "doc_id": [r[1] for r in qrels_rows],
+                             "relevance": [r[2] + 0.5 for r in qrels_rows]}), halves)
+    with pytest.raises(FormatError, match=r"halves\.parquet: relevance label must be an integer"):
+        evaluate(run_path, halves, ["nDCG@3"], policy=policy)
+    with pytest.raises(InputError, match="plan='scan' reads Parquet paths"):
+        evaluate(*_frames(spark, RUN, QRELS), ["nDCG@3"], plan="scan")

@@ -276,13 +276,16 @@ def policy_options(func: F | None = None, *, missing: str = "skip") -> F | Calla
 
 
 def engine_options(func: F) -> F:
-    """``--engine memory|spark|duckdb``, ``--spark-master URL`` and ``--memory-limit SIZE``, passed to the
+    """``--engine memory|spark|duckdb``, ``--spark-master URL``, ``--spark-plan auto|scan|shuffle`` (held in
+    :data:`ranklens.spark.files.PLAN` while the command runs) and ``--memory-limit SIZE``, passed to the
     command as ``engine``, ``spark_master`` and ``memory_limit`` (``eval``, ``compare``, ``gate``: the same
     numbers on every engine). ``--engine spark`` without pyspark, or ``--engine duckdb`` without duckdb, prints
     the one-line install hint and exits 2 before the command runs."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, engine: str = "memory", memory_limit: str | None = None, **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any, engine: str = "memory", memory_limit: str | None = None, spark_plan: str = "auto", **kwargs: Any
+    ) -> Any:
         import importlib.util
 
         if engine == "spark" and importlib.util.find_spec("pyspark") is None:
@@ -295,10 +298,28 @@ def engine_options(func: F) -> F:
             from ranklens.errors import InputError
 
             raise InputError("--memory-limit bounds DuckDB's memory: use it with --engine duckdb")
+        if spark_plan != "auto" and engine != "spark":
+            from ranklens.errors import InputError
+
+            raise InputError("--spark-plan chooses how --engine spark reads Parquet: use it with --engine spark")
+        if engine == "spark":
+            from ranklens.spark.files import PLAN
+
+            token = PLAN.set(spark_plan)
+            try:
+                return func(*args, engine=engine, memory_limit=memory_limit, **kwargs)
+            finally:
+                PLAN.reset(token)
         return func(*args, engine=engine, memory_limit=memory_limit, **kwargs)
 
     wrapper = click.option(
         "--spark-master", default="local[2]", show_default=True, help="Spark master URL for --engine spark."
+    )(wrapper)
+    wrapper = click.option(
+        "--spark-plan", type=click.Choice(["auto", "scan", "shuffle"]), default="auto", show_default=True,
+        help="With --engine spark: how Parquet inputs are read. scan: the Python workers read the row groups "
+        "themselves (no rows through Spark's JVM); shuffle: Spark reads and shuffles them by query; auto: the scan "
+        "for Parquet directories, URIs and files with columns query_id, doc_id, score/relevance.",
     )(wrapper)
     wrapper = click.option(
         "--memory-limit", metavar="SIZE", default=None,

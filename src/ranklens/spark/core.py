@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -21,7 +19,6 @@ from ranklens.errors import (
     DuplicateError,
     FormatError,
     InputError,
-    MissingDependencyError,
     Note,
     QuerySetError,
     warn_notes,
@@ -29,17 +26,15 @@ from ranklens.errors import (
 from ranklens.measures.base import Measure
 from ranklens.measures.language import MeasuresArg
 from ranklens.results.core import Results, assemble
+from ranklens.spark.rows import STATS, collect_arrow
+from ranklens.spark.rows import rows_out as _rows_out
+from ranklens.spark.runtime import pandas_checks_quiet, require_pyspark
 
 __all__ = ["SparkEvaluation", "evaluate"]
 
 PATHS = ("arrow", "sql")
 RUN_ROLES = ("query_id", "doc_id", "score")
 QRELS_ROLES = ("query_id", "doc_id", "relevance")
-#: the counts every path reports per evaluation (the AlignReport's, plus the query counts of both inputs)
-STATS = (
-    "run_only_queries", "run_only_rows", "qrels_only_queries", "truncated_rows", "removed_unjudged_rows",
-    "qrels_queries", "run_queries",
-)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -48,11 +43,16 @@ class SparkEvaluation:
 
     Attributes:
         per_query: a Spark DataFrame ``query_id, measure, value`` (one row per evaluated query and measure;
-            ``measure`` is the canonical name); persisted: :meth:`unpersist` frees it.
+            ``measure`` is the canonical name); persisted: :meth:`unpersist` frees it (the scan plan's is made
+            from the driver's values when first used).
         results: the driver-side :class:`~ranklens.results.core.Results` (aggregates, notes, options),
             identical to the in-memory engine's.
         path: ``"arrow"`` or ``"sql"``.
         segment_of: the query → segment map given as ``segments`` (or None).
+        plan: the Arrow path's plan that ran: ``"scan"`` or ``"shuffle"`` (``"sql"`` for the SQL path).
+        plan_note: why the shuffle plan ran for paths (the scan did not apply), else "".
+        scan_counts: the scan plan's ``tasks``, ``deferred_queries`` (evaluated on the driver) and ``scans``
+            (2: the run was not grouped by query), else None.
     """
 
     per_query: Any
@@ -60,6 +60,9 @@ class SparkEvaluation:
     path: str
     segment_of: Mapping[str, str] | None = None
     _persisted: Any = dataclasses.field(default=None, repr=False)
+    plan: str = "shuffle"
+    plan_note: str = ""
+    scan_counts: Mapping[str, int] | None = None
 
     @property
     def aggregates(self) -> dict[str, float]:
@@ -84,27 +87,6 @@ class SparkEvaluation:
             self._persisted.unpersist()
 
 
-@contextlib.contextmanager
-def pandas_checks_quiet() -> Iterator[None]:
-    """pyspark's checks of the pandas version, quiet: 3.5 compares versions with distutils' LooseVersion (a
-    DeprecationWarning), 4.x warns that it does not fully support pandas 3 (a FutureWarning on every pandas
-    call; what ranklens uses of it is tested on pandas 3: tests/spark). The one line of an error and the
-    byte-for-byte output of ``--engine spark`` stay free of them."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
-        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
-        yield
-
-
-def require_pyspark() -> Any:
-    """The pyspark module, or :class:`MissingDependencyError` with the install hint."""
-    try:
-        import pyspark
-    except ImportError:
-        raise MissingDependencyError("pyspark", "spark", "the Spark engine") from None
-    return pyspark
-
-
 def evaluate(
     run_df: Any,
     qrels_df: Any,
@@ -118,6 +100,9 @@ def evaluate(
     check_duplicates: bool = True,
     warn: bool = True,
     sources: tuple[str, str] | None = None,
+    plan: str = "auto",
+    spark: Any = None,
+    fallback: bool = True,
 ) -> SparkEvaluation:
     """Evaluate a run DataFrame against a qrels DataFrame on Spark, with the in-memory engine's numbers.
 
@@ -141,7 +126,18 @@ def evaluate(
             path: a ``groupBy`` count, one shuffle each; the Arrow path: in its buckets, no job of its own).
         warn: warn once per note (as the Evaluator does); the notes are in ``results.notes`` either way.
         sources: the names of the run and the qrels in messages (the files they were read from); by default
-            ``<run DataFrame>`` and ``<qrels DataFrame>``.
+            ``<run DataFrame>`` and ``<qrels DataFrame>`` (the paths, for paths).
+        plan: how the Arrow path reads its inputs. ``"scan"``: run and qrels are Parquet paths (a file, a
+            directory of parts, a glob, a URI pyarrow opens) read by the Python workers themselves, row groups
+            split into tasks, no row through the JVM (:mod:`ranklens.spark.scan`; where it does not apply —
+            side tables, system-level measures, a refusal to word, a run not grouped by query beyond
+            :data:`~ranklens.spark.scan.REPAIR_LIMIT` queries — the shuffle plan runs and
+            :attr:`SparkEvaluation.plan_note` says why); ``"shuffle"``: both inputs hash-partitioned by query
+            in one Spark shuffle (DataFrames, or paths read by Spark); ``"auto"`` (default): the scan for
+            paths, the shuffle for DataFrames.
+        spark: the SparkSession for paths (default: the active one, else :func:`ranklens.spark.session`).
+        fallback: False: where the scan plan does not apply to paths, raise
+            :class:`~ranklens.spark.scan.Fallback` (saying why) instead of running the shuffle plan.
 
     Raises:
         DuplicateError: a duplicated pair (the message names it).
@@ -152,6 +148,17 @@ def evaluate(
     require_pyspark()
     if path not in PATHS:
         raise InputError(f"path must be 'arrow' or 'sql'; got {path!r}")
+    if plan not in PLANS:
+        raise InputError(f"plan must be 'auto', 'scan' or 'shuffle'; got {plan!r}")
+    from ranklens.spark.scan import is_parquet_path
+
+    paths = is_parquet_path(run_df) and is_parquet_path(qrels_df)
+    if plan == "scan" and not paths:
+        raise InputError("plan='scan' reads Parquet paths (the run and the qrels as paths, not DataFrames)")
+    if plan == "scan" and path == "sql":
+        raise InputError("plan='scan' is a plan of the Arrow path: use path='arrow'")
+    if is_parquet_path(run_df) != is_parquet_path(qrels_df):
+        raise InputError("give the run and the qrels both as paths or both as DataFrames")
     policy = policy if policy is not None else EvalPolicy()
     label_kind = policy.labels or "int"
     # the measures and the policy are checked on the driver, before any job, exactly as the engine checks them
@@ -173,23 +180,51 @@ def evaluate(
         from ranklens.spark.sql import check_sql_side
 
         check_sql_side(probe, policy)
+    if paths and sources is None:
+        sources = (str(run_df), str(qrels_df))
     run_source, qrels_source = sources or DATAFRAMES
-    run = select_roles(run_df, policy.run_columns, RUN_ROLES, "run", run_source)
-    qrels = select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels", qrels_source)
+    used, plan_note, scanned = "shuffle", "", None
+    if paths:
+        spark = spark if spark is not None else active_session()
+        if path == "arrow" and plan != "shuffle":
+            scanned, plan_note = try_scan(spark, str(run_df), str(qrels_df), probe, policy, check_duplicates, (run_source, qrels_source))
+            used = "scan" if scanned is not None else "shuffle"
+            if scanned is None and not fallback:
+                from ranklens.spark.scan import Fallback
+
+                raise Fallback(plan_note)
+        else:
+            plan_note = "the shuffle plan was asked for" if plan == "shuffle" else "the SQL path reads through Spark"
+        run_df, qrels_df = read_parquet_paths(spark, str(run_df), str(qrels_df))
+
+    def roles() -> tuple[Any, Any]:
+        return (select_roles(run_df, policy.run_columns, RUN_ROLES, "run", run_source),
+                select_roles(qrels_df, policy.qrels_columns, QRELS_ROLES, "qrels", qrels_source))
+
+    run, qrels = roles() if scanned is None else (None, None)
+    if paths and scanned is None:  # (the checks of the files Spark reads, as for the command line's)
+        from ranklens.spark.sql import validate_frames
+
+        validate_frames(run, qrels, policy, (run_source, qrels_source))
     if check_duplicates and path == "sql":  # (the Arrow path checks in its buckets: no job of its own)
         reject_duplicates(run, "run", *DUPLICATE_WORDS["run"], run_source)
         reject_duplicates(qrels, "qrels", *DUPLICATE_WORDS["qrels"], qrels_source)
-    if path == "sql":
+    scan_counts = None
+    if scanned is not None:
+        per_query, qids, values, stats, persisted, *side, scan_counts = scanned
+    elif path == "sql":
         from ranklens.spark.sql import evaluate_sql
 
         per_query, qids, values, stats, persisted = evaluate_sql(run, qrels, probe, policy, (run_source, qrels_source))
-        side: list[Any] = []
+        side = []
     else:  # (and the bucket notes merged, the system-level values computed on the driver)
         per_query, qids, values, stats, persisted, *side = evaluate_arrow(
             run, qrels, probe, policy, buckets, check_duplicates, (run_source, qrels_source)
         )
     stats = stats if isinstance(stats, list) else [stats]  # one per ranking order (the Arrow path)
     if policy.missing == "error" and stats[0]["qrels_only_queries"]:
+        if run is None:
+            run, qrels = roles()
         raise_missing(run, qrels, stats[0]["qrels_only_queries"], run_source if sources else f"<{name} DataFrame>")
     res = finish(name, probe, policy, qids, values, stats, *side, run_source=run_source if sources else None)
     if warn:
@@ -201,7 +236,69 @@ def evaluate(
         if hasattr(segments, "toPandas"):
             segments = {str(r[0]): str(r[1]) for r in segments.select(segments.columns[:2]).collect()}
         segment_of = read_segments(segments)
-    return SparkEvaluation(per_query, res, path, segment_of, persisted)
+    return SparkEvaluation(
+        per_query, res, path, segment_of, persisted, plan=used if path == "arrow" else "sql", plan_note=plan_note,
+        scan_counts=scan_counts,
+    )
+
+
+def read_parquet_paths(spark: Any, run_path: str, qrels_path: str) -> tuple[Any, Any]:
+    """Spark's DataFrames of two Parquet paths (read when first used: the scan plan never reads them), its
+    failures one line each."""
+    return (_Later(lambda: _read_parquet(spark, run_path)), _Later(lambda: _read_parquet(spark, qrels_path)))
+
+
+def _read_parquet(spark: Any, path: str) -> Any:
+    from ranklens.spark.runtime import spark_errors
+
+    with spark_errors(path, spark):
+        return spark.read.parquet(path)
+
+
+class _Later:
+    """A DataFrame made when first used."""
+
+    def __init__(self, make: Any) -> None:
+        self._make, self._df = make, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.__dict__.get("_df") is None:
+            self.__dict__["_df"] = self._make()
+        return getattr(self.__dict__["_df"], name)
+
+
+#: the plans of the Arrow path
+PLANS = ("auto", "scan", "shuffle")
+
+
+def active_session() -> Any:
+    """The active SparkSession, else a new one (:func:`ranklens.spark.session`)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    from ranklens.spark.runtime import session
+
+    return session()
+
+
+def try_scan(
+    spark: Any, run_path: str, qrels_path: str, probe: Evaluator, policy: EvalPolicy, check_duplicates: bool,
+    sources: tuple[str, str], run_columns: Mapping[str, str] | None = None, qrels_columns: Mapping[str, str] | None = None,
+) -> tuple[tuple[Any, ...] | None, str]:
+    """The scan plan's rows (:func:`evaluate_scan`) and "", or None and why it did not apply."""
+    from ranklens.spark.scan import Fallback, plan_input
+
+    labels = policy.labels or "int"
+    try:
+        run = plan_input(run_path, run_columns if run_columns is not None else policy.run_columns, RUN_ROLES, labels)  # type: ignore[arg-type]
+        qrels = plan_input(qrels_path, qrels_columns if qrels_columns is not None else policy.qrels_columns, QRELS_ROLES, labels)  # type: ignore[arg-type]
+        return evaluate_scan(spark, run, qrels, probe, policy, check_duplicates, sources), ""
+    except Fallback as e:
+        if os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
+            sys.stderr.write(f"ranklens: debug: spark: the shuffle plan, not the scan: {e}\n")
+        return None, str(e)
 
 
 #: the names of a run and a qrels DataFrame in messages
@@ -329,11 +426,94 @@ def evaluate_arrow(
     as Arrow."""
     from pyspark.sql import functions as F
 
-    from ranklens.backends import choose_backend
-
     spark = run.sparkSession
     n = int(buckets or default_buckets(spark))
     names = [str(m) for m in probe.measures]
+    bucket_policy, shared, plan, specs = bucket_setup(spark, probe, policy)
+    # one DataFrame of both inputs (a flag tells the qrels rows), hash-partitioned by the query id into n
+    # partitions: a partition holds whole queries of both sides and is a bucket; the Python worker reads it
+    # as Arrow batches (mapInArrow: no sort of the rows by a group key, no pandas; pyspark 3.5 and 4, Connect).
+    # The input row number (ties=input) is only kept for the reference engine's buckets.
+    rel_type = qrels.schema["relevance"].dataType
+    row_col = [] if specs is not None else [F.monotonically_increasing_id().alias("_row")]
+    r = run.select(
+        "query_id", "doc_id", "score", F.lit(None).cast(rel_type).alias("relevance"), F.lit(False).alias("_qrels"),
+        *row_col,
+    )
+    no_row = [] if specs is not None else [F.lit(None).cast("long").alias("_row")]
+    q = qrels.select(
+        "query_id", "doc_id", F.lit(None).cast("double").alias("score"), "relevance", F.lit(True).alias("_qrels"),
+        *no_row,
+    )
+    schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
+    # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's (the
+    # compiled pass's measures do not read it: no job for it then)
+    top = None if specs is not None else qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
+    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan, specs, check_duplicates)
+    parts = r.unionByName(q).repartition(n, "query_id")
+    with pandas_checks_quiet():
+        out = parts.mapInArrow(_partition_function(fn), schema).persist()
+        table = collect_arrow(out)
+    if shared is not None:
+        shared.unpersist()
+    qids, values, stats, merged, system = gather_rows(table, probe, plan, specs, sources)
+    label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
+    per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
+    return per_query, qids, values, stats, out, merged, system
+
+
+def evaluate_scan(
+    spark: Any, run: Any, qrels: Any, probe: Evaluator, policy: EvalPolicy, check_duplicates: bool = True,
+    sources: tuple[str, str] = ("<run DataFrame>", "<qrels DataFrame>"),
+) -> tuple[Any, ...]:
+    """The scan plan (:mod:`ranklens.spark.scan`): ``run`` and ``qrels`` are :class:`~ranklens.spark.scan.ScanInput`;
+    the Python workers read their row groups and evaluate them with the buckets' function; the same rows as
+    :func:`evaluate_arrow`'s, gathered by :func:`gather_rows`. :class:`~ranklens.spark.scan.Fallback` when the
+    plan does not apply (the caller runs the shuffle plan)."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from ranklens.spark import scan
+
+    if probe._side.train is not None or probe._side.catalog is not None or system_plan(probe.measures):
+        raise scan.Fallback("side tables or system-level measures: the shuffle plan")
+    names = [str(m) for m in probe.measures]
+    bucket_policy, _, plan, specs = bucket_setup(spark, probe, policy)
+    top = None if specs is not None else scan.top_label(qrels)
+    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, None, plan, specs, check_duplicates)
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # (a Connect session has no SparkContext here)
+        cores = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    got = scan.scan_evaluate(spark, run, qrels, fn, policy, policy.labels or "int", cores)
+    table = got.table if got.repaired is None else pa.concat_tables([got.table, got.repaired])
+    qids, values, stats, merged, system = gather_rows(table, probe, plan, specs, sources)
+    if os.environ.get("RANKLENS_DEBUG", "") not in ("", "0"):
+        sys.stderr.write(
+            f"ranklens: debug: spark scan plan: {got.tasks} tasks, {got.deferred_queries} deferred queries evaluated "
+            f"on the driver{', a second scan (the run is not grouped by query)' if got.second_scan else ''}\n"
+        )
+    # the per-query DataFrame, made from the driver's values when first used (the tasks' rows are not kept
+    # in Spark: they came back once, as Arrow)
+    kinds = table.column("kind").to_numpy(zero_copy_only=False)
+    long = table.filter(pa.array(kinds == 0)).select(["query_id", "measure", "value"])
+    label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
+
+    def frame() -> Any:
+        from ranklens.spark.runtime import arrow_frame
+
+        return arrow_frame(spark, long).select("query_id", label.alias("measure"), "value")
+
+    per_query = _Later(frame)
+    counts = {"tasks": got.tasks, "deferred_queries": got.deferred_queries, "scans": 2 if got.second_scan else 1}
+    return per_query, qids, values, stats, None, merged, system, counts
+
+
+def bucket_setup(spark: Any, probe: Evaluator, policy: EvalPolicy) -> tuple[EvalPolicy, Any, dict[int, Any], Any]:
+    """What every bucket (or scan task) is given: the policy a bucket applies, the broadcast side tables (or
+    None), the system-level plan and the compiled pass's specs (None: the reference engine in the buckets)."""
+    from ranklens.backends import choose_backend
+
     # missing="error" is decided on the driver over all buckets (a bucket sees only its own queries); the side
     # tables, read once on the driver by the probe, reach the buckets as one broadcast (not the policy's paths)
     bucket_policy = policy.replace(
@@ -363,39 +543,23 @@ def evaluate_arrow(
 
             specs = express_specs(probe.measures)
             debug_note(choice)
-    # one DataFrame of both inputs (a flag tells the qrels rows), hash-partitioned by the query id into n
-    # partitions: a partition holds whole queries of both sides and is a bucket; the Python worker reads it
-    # as Arrow batches (mapInArrow: no sort of the rows by a group key, no pandas; pyspark 3.5 and 4, Connect).
-    # The input row number (ties=input) is only kept for the reference engine's buckets.
-    rel_type = qrels.schema["relevance"].dataType
-    row_col = [] if specs is not None else [F.monotonically_increasing_id().alias("_row")]
-    r = run.select(
-        "query_id", "doc_id", "score", F.lit(None).cast(rel_type).alias("relevance"), F.lit(False).alias("_qrels"),
-        *row_col,
-    )
-    no_row = [] if specs is not None else [F.lit(None).cast("long").alias("_row")]
-    q = qrels.select(
-        "query_id", "doc_id", F.lit(None).cast("double").alias("score"), "relevance", F.lit(True).alias("_qrels"),
-        *no_row,
-    )
-    schema = "kind int, query_id string, measure int, value double, doc_id string, label double"
-    # the top of the grade scale is taken over the whole qrels (RankedLists.max_label), not one bucket's (the
-    # compiled pass's measures do not read it: no job for it then)
-    top = None if specs is not None else qrels.agg(F.max(F.col("relevance").cast("double"))).collect()[0][0]
-    fn = _bucket_function(names, bucket_policy, policy.labels or "int", top, shared, plan, specs, check_duplicates)
-    parts = r.unionByName(q).repartition(n, "query_id")
-    with pandas_checks_quiet():
-        out = parts.mapInArrow(_partition_function(fn), schema).persist()
-        table = collect_arrow(out)
-    if shared is not None:
-        shared.unpersist()
+    return bucket_policy, shared, plan, specs
+
+
+def gather_rows(
+    table: Any, probe: Evaluator, plan: Mapping[int, Any], specs: Any, sources: tuple[str, str],
+) -> tuple[list[str], np.ndarray, list[dict[str, int]], dict[str, list[str]], dict[int, float]]:
+    """The buckets' rows (one Arrow table, :data:`ROW_COLUMNS`) as the driver's values, counts, notes and
+    system-level values; a duplicate or an engine error found in a bucket raised (duplicates first, as a check
+    of their own was)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    names = [str(m) for m in probe.measures]
     kinds = table.column("kind").to_numpy(zero_copy_only=False)
     values_t = table.filter(pa.array(kinds == 0))
-    rows = table.filter(pa.array(kinds != 0)).to_pylist()  # (counts, notes, errors: few; the list rows of
-    # the system-level measures)
+    rows = table.filter(pa.array((kinds != 0) & (kinds < 9))).to_pylist()  # (counts, notes, errors: few; the
+    # list rows of the system-level measures; kinds 9 and above are the scan plan's own)
     from ranklens.spark.worker import DUPLICATE
 
     for k, what in enumerate(("run", "qrels")):  # (before any other refusal, as a check of its own was)
@@ -440,15 +604,13 @@ def evaluate_arrow(
     values[at, values_t.column("measure").to_numpy(zero_copy_only=False)] = (
         values_t.column("value").to_numpy(zero_copy_only=False)  # (a null value: NaN)
     )
-    label = F.element_at(F.array(*[F.lit(s) for s in names]), F.col("measure") + 1)
-    per_query = out.filter(F.col("kind") == 0).select("query_id", label.alias("measure"), "value")
     stats = [per_order[o] for o in sorted(per_order)] or [dict.fromkeys(STATS, 0)]
     system = system_values(probe, plan, listed, run_name="run") if plan else {}
     merged = merge_notes(notes)
     pool_note = self_pool_note(probe.measures, SelfPool(sum(pooled[0]), tuple(sorted(pooled[1]))))
     if pool_note is not None:
         merged["pool"] = [pool_note]
-    return per_query, qids.to_pylist(), values, stats, out, merged, system
+    return qids.to_pylist(), values, stats, merged, system
 
 
 def default_buckets(spark: Any) -> int:
@@ -598,10 +760,6 @@ def _pair_key(q: Any, d: Any) -> tuple[bytes, bytes]:
 #: the row kind saying which backend evaluated a bucket (counted on the driver: the ``RANKLENS_DEBUG`` note)
 BACKEND_ROW = 8
 
-#: the columns of the rows a bucket sends back
-ROW_COLUMNS = ["kind", "query_id", "measure", "value", "doc_id", "label"]
-
-
 def _bucket_function(
     measures: list[str], policy: EvalPolicy, label_kind: str, top: float | None, shared: Any = None,
     plan: Mapping[int, Any] | None = None, specs: tuple[tuple[float, ...], ...] | None = None,
@@ -638,18 +796,6 @@ def _bucket_function(
     return evaluate_group
 
 
-#: the Arrow types of :data:`ROW_COLUMNS`
-ROW_TYPES = ("int32", "string", "int32", "float64", "string", "float64")
-
-
-def _rows_out(rows: list[tuple]) -> Any:
-    """A bucket's rows as an Arrow table of the result schema."""
-    import pyarrow as pa
-
-    cols = list(zip(*rows)) if rows else [()] * 6
-    return pa.table([pa.array(list(c), t) for c, t in zip(cols, ROW_TYPES)], names=ROW_COLUMNS)
-
-
 def _partition_function(fn: Any) -> Any:
     """``fn`` as ``mapInArrow`` calls it on one partition (whole queries of both inputs, the qrels rows
     flagged ``_qrels``): the batches read whole, split into the run and the qrels, the rows given back as
@@ -672,19 +818,6 @@ def _partition_function(fn: Any) -> Any:
         yield from fn(run_t, qrels_t).to_batches()
 
     return evaluate_partition
-
-
-def collect_arrow(df: Any) -> Any:
-    """The rows of the buckets' result DataFrame as one Arrow table: no Row object per row (``toArrow`` on
-    pyspark 4, classic and Connect; Spark's Arrow collection on 3.5)."""
-    import pyarrow as pa
-
-    if hasattr(df, "toArrow"):
-        return df.toArrow()
-    schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in zip(ROW_COLUMNS, ROW_TYPES)])
-    if hasattr(df, "_collect_as_arrow"):  # (pyspark 3.5, classic)
-        return pa.Table.from_batches(df._collect_as_arrow(), schema=schema)
-    return pa.Table.from_pylist([row.asDict() for row in df.collect()], schema=schema)
 
 
 class _GlobalTopEvaluator(Evaluator):

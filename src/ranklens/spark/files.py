@@ -12,6 +12,7 @@ same rules (ids, NaN scores, integer labels in the 32-bit range, duplicates), th
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -19,11 +20,16 @@ from typing import Any
 
 from ranklens.engine.policy import EvalPolicy
 from ranklens.errors import InputError
+from ranklens.spark.runtime import arrow_frame as _frame
 from ranklens.spark.runtime import check_master, session, spark_errors
 
-__all__ = ["evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session", "spark_reads"]
+__all__ = ["PLAN", "evaluate_files", "evaluate_run_paths", "read_qrels_df", "read_run_df", "session", "spark_reads"]
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: the plan of the command line's ``--spark-plan`` (``auto``, ``scan``, ``shuffle``), the default of
+#: :func:`evaluate_run_paths` while a command runs (``eval``, ``compare`` and ``gate`` share the option)
+PLAN: contextvars.ContextVar[str] = contextvars.ContextVar("ranklens_spark_plan", default="auto")
 
 
 def spark_reads(path: str) -> bool:
@@ -55,6 +61,15 @@ class Input:
         return self._frame
 
 
+def _session_of(spark: Any) -> Any:
+    """The SparkSession behind an :class:`_OnFirstUse` (started now)."""
+    if isinstance(spark, _OnFirstUse):
+        if spark._spark is None:
+            spark._spark = session(spark._master)
+        return spark._spark
+    return spark
+
+
 class _OnFirstUse:
     """The session of ``master``, started when first used."""
 
@@ -76,35 +91,6 @@ def _spark_parquet(spark: Any, path: str, fmt: str | None, what: str) -> Any:
         )
     with spark_errors(path, spark):
         return spark.read.parquet(path)
-
-
-def _frame(spark: Any, table: Any) -> Any:
-    """A DataFrame of an Arrow table (pyspark 4 takes the table; 3.5 takes it through pandas)."""
-    import pyarrow as pa
-
-    schema = ", ".join(
-        f"{f.name} {'string' if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) else 'int' if pa.types.is_int32(f.type) else 'double'}"
-        for f in table.schema
-    )
-    import pyspark
-
-    from ranklens.spark.core import pandas_checks_quiet
-
-    if int(pyspark.__version__.split(".")[0]) >= 4:
-        with pandas_checks_quiet():
-            return spark.createDataFrame(table, schema=schema)
-    import warnings
-
-    with warnings.catch_warnings():  # pyspark 3.5 calls pandas and distutils functions that warn of their removal
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        import pandas as pd  # (numpy columns: pyspark 3.5's Arrow conversion does not take pandas 3's string dtype)
-
-        frame = pd.DataFrame({
-            c: pd.Series(a.to_numpy(zero_copy_only=False), dtype=object if a.type in (pa.string(), pa.large_string()) else None)
-            for c, a in zip(table.column_names, table.columns)
-        })
-        return spark.createDataFrame(frame, schema=schema)
 
 
 def read_qrels_df(spark: Any, path: str, policy: EvalPolicy) -> Input:
@@ -139,6 +125,7 @@ def evaluate_run_paths(
     path: str = "arrow",
     require_shared: bool = False,
     on_note: Callable[[str], None] | None = None,
+    plan: str | None = None,
 ) -> list[Any]:
     """The Results of every run file of ``runs`` on Spark, the qrels read once: each named by its TREC tag
     (or its file stem) and holding its own notes, as the in-memory engine's Results of a file are before the
@@ -148,21 +135,72 @@ def evaluate_run_paths(
     ``require_shared``: a run sharing no query with the qrels is an :class:`InputError` under any policy
     (the gate's rule: with ``missing="zero"`` it would otherwise score 0 everywhere).
 
+    ``plan`` (``--spark-plan``; default :data:`PLAN`): ``auto`` reads Parquet inputs with the scan plan where :func:`scannable` says
+    so (the Python workers read the row groups; :mod:`ranklens.spark.scan`), ``scan`` also any Parquet file
+    by its column names, ``shuffle`` never (the shuffle plan, as before).
+
     >>> evaluate_run_paths("qrels.txt", ["bm25.run"], ["nDCG@10"])[0]["nDCG@10"]  # doctest: +SKIP
     0.5939
     """
     policy = policy if policy is not None else EvalPolicy()
     check_master(master)
+    plan = plan if plan is not None else PLAN.get()
+    if plan not in ("auto", "scan", "shuffle"):
+        raise InputError(f"--spark-plan must be auto, scan or shuffle; got {plan!r}")
     spark = _OnFirstUse(master)  # (a local file the data layer refuses starts no Spark: its error is the one line)
-    with spark_errors(qrels, spark):
-        q = read_qrels_df(spark, qrels, policy)
-    for note in q.notes if on_note else ():
-        on_note(f"{qrels}: {note}")  # type: ignore[misc]
-    return [_evaluate_run(spark, q, run_path, measures, policy, path, require_shared) for run_path in runs]
+    found: list[Input] = []
+
+    def qrels_input() -> Input:
+        if not found:
+            with spark_errors(qrels, spark):
+                found.append(read_qrels_df(spark, qrels, policy))
+            for note in found[0].notes if on_note else ():
+                on_note(f"{qrels}: {note}")  # type: ignore[misc]
+        return found[0]
+
+    scan = path == "arrow" and plan != "shuffle" and not require_shared and scannable(qrels, "qrels", policy, plan == "scan")
+    if not scan:  # (read first, as ever: its refusal before any run's)
+        qrels_input()
+    return [
+        _evaluate_run(spark, qrels_input, qrels, run_path, measures, policy, path, require_shared, scan, plan)
+        for run_path in runs
+    ]
+
+
+def scannable(path: str, what: str, policy: EvalPolicy, forced: bool = False) -> bool:
+    """Whether the scan plan may read the input ``path`` (:mod:`ranklens.spark.scan`): Parquet that Spark reads
+    (a directory of parts, a URI), or a Parquet file on this machine whose columns the data layer finds under
+    their role names with no column map (``forced``, ``--spark-plan scan``: any Parquet file, its columns by
+    name as Spark reads them). Anything else, and anything the scan then refuses, takes the route it took
+    before (the data layer's reader on the driver, or Spark's)."""
+    fmt = policy.run_format if what == "run" else policy.qrels_format
+    if fmt not in (None, "parquet"):
+        return False
+    if spark_reads(path):
+        return True
+    if not (os.path.isfile(path) and (fmt == "parquet" or path.lower().endswith(".parquet"))):
+        return False
+    if forced:
+        return True
+    if (policy.run_columns if what == "run" else policy.qrels_columns) is not None:
+        return False
+    from ranklens.data.columns import QRELS, RUN
+    from ranklens.data.parquet_batches import _open, needed_columns
+
+    roles = ["query_id", "doc_id", "score" if what == "run" else "relevance"]
+    try:
+        handle = _open(path)
+        try:
+            return needed_columns(handle, RUN if what == "run" else QRELS, path, None) == roles
+        finally:
+            handle.close()
+    except Exception:  # (the data layer's reader says what is wrong with it)
+        return False
 
 
 def _evaluate_run(
-    spark: Any, q: Input, run_path: str, measures: Sequence[Any] | str, policy: EvalPolicy, path: str, require_shared: bool
+    spark: Any, qrels_input: Callable[[], Input], qrels_path: str, run_path: str, measures: Sequence[Any] | str,
+    policy: EvalPolicy, path: str, require_shared: bool, scan: bool = False, plan: str = "auto",
 ) -> Any:
 
     from ranklens.data.names import file_stem
@@ -170,6 +208,22 @@ def _evaluate_run(
     from ranklens.spark.core import QRELS_ROLES, RUN_ROLES, evaluate, select_roles
     from ranklens.spark.sql import validate_frames
 
+    if scan and scannable(run_path, "run", policy, plan == "scan"):
+        from ranklens.spark.scan import Fallback
+
+        try:
+            with spark_errors(run_path, spark):
+                ev = evaluate(
+                    run_path, qrels_path, measures, policy=policy.replace(qrels_format=None, run_format=None),
+                    path="arrow", plan="scan", name=file_stem(run_path), warn=False, sources=(run_path, qrels_path),
+                    spark=_session_of(spark), fallback=False,
+                )
+            res = ev.results
+            ev.unpersist()
+            return res
+        except Fallback:
+            pass  # (the route of before, which words every refusal as before)
+    q = qrels_input()
     with spark_errors(run_path, spark):
         r = read_run_df(spark, run_path, policy)
         # what the data layer read has its columns named; what Spark read is mapped by the policy's columns
@@ -208,6 +262,7 @@ def evaluate_files(
     on_note: Callable[[str], None] | None = None,
     stream: bool | None = None,
     progress: Any = None,
+    plan: str | None = None,
 ) -> Any:
     """Evaluate run files against a qrels file on Spark, as ``ranklens eval --engine spark`` does: a
     :class:`ranklens.results.files.FileEvaluation` with the same Results, names and notes as the in-memory engine's
@@ -225,7 +280,9 @@ def evaluate_files(
         if on_note:
             on_note(note)
 
-    found = evaluate_run_paths(qrels, [p for _, p in runs], measures, policy, master=master, path=path, on_note=qrels_note)
+    found = evaluate_run_paths(
+        qrels, [p for _, p in runs], measures, policy, master=master, path=path, on_note=qrels_note, plan=plan
+    )
     for (_, run_path), res in zip(runs, found):
         pass_notes(run_path, res, notes, on_note)
     return FileEvaluation(label_runs(runs, found), notes, [])

@@ -13,12 +13,61 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from ranklens.errors import InputError, RanklensError
+from ranklens.errors import InputError, MissingDependencyError, RanklensError
 
-__all__ = ["check_master", "is_connect", "session", "spark_errors"]
+__all__ = ["arrow_frame", "check_master", "is_connect", "pandas_checks_quiet", "require_pyspark", "session", "spark_errors"]
+
+
+@contextlib.contextmanager
+def pandas_checks_quiet() -> Iterator[None]:
+    """pyspark's checks of the pandas version, quiet: 3.5 compares versions with distutils' LooseVersion (a
+    DeprecationWarning), 4.x warns that it does not fully support pandas 3 (a FutureWarning on every pandas
+    call; what ranklens uses of it is tested on pandas 3: tests/spark). The one line of an error and the
+    byte-for-byte output of ``--engine spark`` stay free of them."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas", FutureWarning)
+        yield
+
+
+def require_pyspark() -> Any:
+    """The pyspark module, or :class:`MissingDependencyError` with the install hint."""
+    try:
+        import pyspark
+    except ImportError:
+        raise MissingDependencyError("pyspark", "spark", "the Spark engine") from None
+    return pyspark
+
+
+def arrow_frame(spark: Any, table: Any) -> Any:
+    """A DataFrame of an Arrow table (pyspark 4 takes the table; 3.5 takes it through pandas)."""
+    import pyarrow as pa
+
+    schema = ", ".join(
+        f"{f.name} {'string' if pa.types.is_string(f.type) or pa.types.is_large_string(f.type) else 'int' if pa.types.is_int32(f.type) else 'double'}"
+        for f in table.schema
+    )
+    import pyspark
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        with pandas_checks_quiet():
+            return spark.createDataFrame(table, schema=schema)
+    import warnings
+
+    with warnings.catch_warnings():  # pyspark 3.5 calls pandas and distutils functions that warn of their removal
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        import pandas as pd  # (numpy columns: pyspark 3.5's Arrow conversion does not take pandas 3's string dtype)
+
+        frame = pd.DataFrame({
+            c: pd.Series(a.to_numpy(zero_copy_only=False), dtype=object if a.type in (pa.string(), pa.large_string()) else None)
+            for c, a in zip(table.column_names, table.columns)
+        })
+        return spark.createDataFrame(frame, schema=schema)
 
 
 def is_connect(master: str) -> bool:
@@ -55,8 +104,6 @@ def session(master: str = "local[2]", *, shuffle_partitions: int = 4, app_name: 
 
     >>> spark = session("local[2]")  # doctest: +SKIP
     """
-    from ranklens.spark.core import pandas_checks_quiet, require_pyspark
-
     require_pyspark()
     check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
