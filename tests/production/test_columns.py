@@ -52,17 +52,23 @@ def _agree(columns: Any, check: Any, events: list[Any]) -> bool:
     return True
 
 
+def _spoiled(events: list[Any], spoil: list[tuple[int, str, Any]], dropped: tuple[str, str]) -> list[Any]:
+    """``events`` with the drawn values put in (``-drop``: the first field of ``dropped`` removed when the value
+    is None, else the second)."""
+    for k, field, value in spoil:
+        if field == "-drop":
+            events[k % len(events)].pop(dropped[0] if value is None else dropped[1], None)
+        else:
+            events[k % len(events)][field] = value
+    return events
+
+
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 12), spoil=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(
     ["id", "request", "query", "item", "position", "score", "timestamp", "segment", "system", "-drop"]),
     st.sampled_from(ODD)), max_size=2))
 def test_impression_columns_agree_with_one_by_one(n: int, spoil: list[tuple[int, str, Any]]) -> None:
-    events: list[Any] = [_imp(k) for k in range(n)]
-    for k, field, value in spoil:
-        if field == "-drop":
-            events[k % n].pop("segment" if value is None else "item", None)
-        else:
-            events[k % n][field] = value
+    events = _spoiled([_imp(k) for k in range(n)], spoil, ("segment", "item"))
     accepted = _agree(impression_columns, validate_impression, events)
     if not spoil:
         assert accepted  # a plain batch takes the column path
@@ -72,12 +78,7 @@ def test_impression_columns_agree_with_one_by_one(n: int, spoil: list[tuple[int,
 @given(n=st.integers(1, 12), spoil=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(
     ["id", "request", "item", "event", "timestamp", "value", "-drop"]), st.sampled_from(ODD)), max_size=2))
 def test_event_columns_agree_with_one_by_one(n: int, spoil: list[tuple[int, str, Any]]) -> None:
-    events: list[Any] = [_ev(k) for k in range(n)]
-    for k, field, value in spoil:
-        if field == "-drop":
-            events[k % n].pop("value" if value is None else "event", None)
-        else:
-            events[k % n][field] = value
+    events = _spoiled([_ev(k) for k in range(n)], spoil, ("value", "event"))
     accepted = _agree(event_columns, validate_event, events)
     if not spoil:
         assert accepted
