@@ -165,12 +165,9 @@ def _copy_and_move(s: Session, project_id: int, batch: Batch, now: float, unique
 
 
 def _pg_statements() -> tuple[str, str]:
-    temp = []
-    for model, columns in ((IngestImpression, _IMP_COLUMNS), (IngestEvent, _EV_COLUMNS)):
-        table = _table(model).name
-        cols = ", ".join(("project_id", *columns, "received"))
-        temp.append(f"CREATE TEMPORARY TABLE IF NOT EXISTS _incoming_{table} ON COMMIT DELETE ROWS "
-                    f"AS SELECT {cols} FROM {table} WITH NO DATA")
+    temp = [f"CREATE TEMPORARY TABLE IF NOT EXISTS _incoming_{table} ON COMMIT DELETE ROWS "
+            f"AS SELECT {cols} FROM {table} WITH NO DATA"
+            for table, cols in (("ingest_impressions", _IMP_NAMES), ("ingest_events", _EV_NAMES))]
     imp, ev = _IMP_NAMES, _EV_NAMES
     move = f"""
 WITH imp AS (

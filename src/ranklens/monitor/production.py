@@ -35,7 +35,7 @@ from ranklens.monitor.models import (
     utcnow,
 )
 
-__all__ = ["DEFAULT_MEASURES", "production_view", "refresh", "refresh_windows", "set_settings", "windows_view"]
+__all__ = ["DEFAULT_MEASURES", "production_view", "refresh", "set_settings", "windows_view"]
 
 DEFAULT_MEASURES = ("nDCG@10", "DCG@10", "IPS-DCG@10")
 _SETTINGS_KEYS = {"labels", "window", "label_delay", "measures", "reference_window", "position_bias"}
@@ -222,29 +222,15 @@ def _compute(project: str, config: _Config, impressions: Any, events: Any, n_boo
 
 
 def _settings_or_refuse(s: Session, pid: int, body: dict[str, Any] | None) -> _Config:
-    current = _check_settings(s, pid, body or {})
-    if current is None and not body:
-        raise MonitorError("the project has no production settings yet: send at least 'labels' (the label rules)")
-    return _config(current, body or {})
-
-
-def refresh_windows(s: Session, project: str, body: dict[str, Any] | None = None, *, n_boot: int = 0) -> dict[str, Any]:
-    """Recompute the series in the one transaction of ``s`` (updating the settings first when ``body`` has
-    some), store what changed as new revisions, replace the drift checks and check the rules. Returns the
-    refresh: counts, windows added and revised, alerts. The service calls :func:`refresh`, which holds the
-    write transaction only to store."""
-    pid = _project_id(s, project)
-    config = _settings_or_refuse(s, pid, body)
-    impressions, events = _frames(s, pid)
-    report = _compute(project, config, impressions, events, n_boot)
-    if body:
-        set_settings(s, project, body)
-    return _store(s, project, pid, report)
+    """The settings a refresh computes with: the stored ones with ``body``'s changes (checked; without stored
+    settings ``body`` must carry the labels)."""
+    return _config(_check_settings(s, pid, body or {}), body or {})
 
 
 def refresh(db: Database, project: str, body: dict[str, Any] | None = None, *, n_boot: int = 0) -> dict[str, Any]:
-    """:func:`refresh_windows` as the service runs it: the settings checked, the logs read and the series
-    computed in a read transaction (ingestion goes on meanwhile: on SQLite a write transaction would hold the
+    """Recompute the series (with the settings ``body`` changes, if any), store what changed as new revisions,
+    replace the drift checks and check the rules; returns the refresh: counts, windows added and revised,
+    alerts. The settings are checked, the logs read and the series computed in a read transaction (ingestion goes on meanwhile: on SQLite a write transaction would hold the
     only write lock for the whole computation); then one short write transaction stores the settings of
     ``body``, the revisions, the drift checks and the alerts. A refresh whose computation fails stores nothing.
     The series is that of the logs committed when the read began.
